@@ -1,0 +1,45 @@
+# Helpers that give every halfway target the same flags.
+
+# Flags shared by every target we compile ourselves. -ffp-contract=off is not optional: the
+# interpreter and everything that computes reference values must round each operation on its own,
+# and g++ in GNU mode with -march=native would otherwise contract a*b+c into an FMA.
+function(halfway_flags target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wno-psabi -ffp-contract=off)
+  if(HALFWAY_NATIVE)
+    target_compile_options(${target} PRIVATE -march=native)
+  endif()
+  if(HALFWAY_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${HALFWAY_SANITIZE} -fno-omit-frame-pointer
+                                             -fno-sanitize-recover=all)
+    target_link_options(${target} PRIVATE -fsanitize=${HALFWAY_SANITIZE})
+  endif()
+endfunction()
+
+# halfway_library(<area> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
+# Creates halfway_<area> (alias halfway::<area>) with public headers in <area>/include.
+function(halfway_library area)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(halfway_${area} ${ARG_SOURCES})
+  add_library(halfway::${area} ALIAS halfway_${area})
+  target_include_directories(halfway_${area} PUBLIC
+    $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
+  target_link_libraries(halfway_${area} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  set_target_properties(halfway_${area} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  halfway_flags(halfway_${area})
+endfunction()
+
+# halfway_test(<name> LABEL <area> SOURCES ... DEPS ...)
+# One GoogleTest executable per module, registered with ctest under its area label.
+function(halfway_test name)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;DEPS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    HALFWAY_SOURCE_DIR="${PROJECT_SOURCE_DIR}" HALFWAY_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  halfway_flags(${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 600)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS "${ARG_LABEL}" TIMEOUT ${ARG_TIMEOUT})
+endfunction()
