@@ -1,0 +1,122 @@
+#pragma once
+// The kernel IR: parameters, shared arrays, locals, an arena of expression nodes and a tree of
+// structured statements. Expressions are pure (loads read memory but never write it) and are
+// evaluated as trees: a node shared by two parents means the same computation twice, so sharing
+// is only a way to save memory and never changes meaning, the printed text or the hash.
+
+#include "halfway/ir/ops.hpp"
+#include "halfway/ir/types.hpp"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace halfway::ir {
+
+using ExprId = uint32_t;
+inline constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+enum class Access : uint8_t { Read, Write, ReadWrite };
+std::string_view name(Access a);
+
+// Where a load, store or atomic goes: a buffer parameter or a workgroup-shared array.
+enum class Space : uint8_t { Buffer, Shared };
+
+struct Param {
+  enum class Kind : uint8_t { Buffer, Scalar };
+  std::string name;
+  Kind kind = Kind::Scalar;
+  ScalarType type = ScalarType::F32; // element type of a buffer, or the scalar's type
+  Access access = Access::Read;      // buffers only
+  bool is_buffer() const { return kind == Kind::Buffer; }
+};
+
+struct SharedArray {
+  std::string name;
+  ScalarType type = ScalarType::F32;
+  uint32_t size = 0;
+};
+
+struct Local {
+  std::string name;
+  ScalarType type = ScalarType::F32;
+};
+
+struct Expr {
+  Op op = Op::Const;
+  ScalarType type = ScalarType::F32; // result type
+  uint8_t nargs = 0;
+  std::array<ExprId, 4> args{kNone, kNone, kNone, kNone};
+  // Const: the value's bit pattern (bool: 0/1). Builtins: the dimension. Unpack: the lane.
+  uint64_t imm = 0;
+  // LocalGet: local id. ParamGet: param id. Load / BufferLen: param or shared-array id.
+  uint32_t ref = kNone;
+  Space space = Space::Buffer;                    // Load, BufferLen (always Buffer)
+  RoundingMode rounding = RoundingMode::NearestEven; // Convert
+  bool saturate = false;                          // Convert to fp8/ints: clamp instead of NaN/wrap
+  ScalarType aux = ScalarType::F16;               // Pack / Unpack element format
+  uint32_t line = 0;                              // source line, for kernels parsed from text
+};
+
+enum class StmtKind : uint8_t {
+  Let,      // local = a (declares the local)
+  Assign,   // local = a
+  Store,    // mem[a] = b
+  Atomic,   // [local =] atomic(mem[a], b [, c]) : c is the comparand of compare-exchange
+  If,       // if a { body } else { else_body }
+  For,      // for local = a; local < b; local += c { body } (declares the local)
+  While,    // while a { body }
+  Break,
+  Continue,
+  Barrier,  // workgroup execution and shared-memory barrier
+  Return,   // ends the lane
+};
+
+struct Stmt {
+  StmtKind kind = StmtKind::Barrier;
+  uint32_t local = kNone; // Let, Assign, For, Atomic (kNone: result unused)
+  Space space = Space::Buffer;
+  uint32_t mem = kNone;   // Store, Atomic: param or shared-array id
+  AtomicOp atomic = AtomicOp::Add;
+  ExprId a = kNone, b = kNone, c = kNone;
+  std::vector<Stmt> body, else_body;
+  uint32_t line = 0;
+};
+
+struct Kernel {
+  std::string name;
+  std::array<uint32_t, 3> workgroup{1, 1, 1};
+  std::vector<Param> params;
+  std::vector<SharedArray> shared;
+  std::vector<Local> locals;
+  std::vector<Expr> exprs;
+  std::vector<Stmt> body;
+
+  const Expr& expr(ExprId id) const { return exprs[id]; }
+  uint32_t workgroup_lanes() const { return workgroup[0] * workgroup[1] * workgroup[2]; }
+  ExprId add(Expr e) {
+    exprs.push_back(e);
+    return static_cast<ExprId>(exprs.size() - 1);
+  }
+  // The element type and name of a memory reference.
+  ScalarType element_type(Space space, uint32_t ref) const;
+  const std::string& memory_name(Space space, uint32_t ref) const;
+  // Index of the named parameter, or kNone.
+  uint32_t find_param(std::string_view name) const;
+};
+
+// Calls f(stmt) for every statement, depth first, in program order.
+template <class F> void for_each_stmt(const std::vector<Stmt>& block, F&& f) {
+  for (const Stmt& s : block) {
+    f(s);
+    for_each_stmt(s.body, f);
+    for_each_stmt(s.else_body, f);
+  }
+}
+
+// The expression roots of a statement, in evaluation order.
+std::vector<ExprId> stmt_exprs(const Stmt& s);
+
+} // namespace halfway::ir
