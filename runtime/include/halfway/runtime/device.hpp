@@ -1,0 +1,68 @@
+#pragma once
+// The device interface every backend implements: the reference interpreter, the CPU JIT and
+// Vulkan. A launch takes a verified kernel, a grid and one Arg per parameter, and either
+// completes or throws a halfway::Error.
+//
+// Failed launches: a device that throws leaves every buffer argument exactly as it was before the
+// launch (each device computes into its own storage and copies results back only on success), so
+// output is never half-written.
+
+#include "halfway/ir/verifier.hpp"
+#include "halfway/numerics/float_controls.hpp"
+#include "halfway/policy/budget.hpp"
+#include "halfway/runtime/buffer.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace halfway::policy {
+class Registry;
+}
+
+namespace halfway::rt {
+
+struct LaunchOptions {
+  bool check_bounds = false;  // report out-of-bounds accesses (the interpreter always does)
+  bool deterministic = false; // one thread, workgroups in order: for reproducing a failure
+  unsigned threads = 0;       // 0: all cores
+};
+
+struct LaunchResult {
+  double wall_ms = 0;    // host time of the whole launch, copies included
+  double device_ms = 0;  // time of the dispatch itself, where the device can measure it
+  double compile_ms = 0; // code generation and compilation, 0 on a memo hit
+  bool memo_hit = false;
+  policy::Budget budget; // the budget the code was generated under
+};
+
+// What a device is and what it can run.
+struct DeviceInfo {
+  std::string name;        // "interp", "cpu", "vulkan:llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::string description; // multi-line: features, float controls, limits
+  num::FloatControls controls;
+  std::array<uint64_t, 3> max_groups{0xffffffffull, 0xffffffffull, 0xffffffffull};
+  // Whether this device may fuse an unbarriered multiply(-add) into a narrowing (so single
+  // rounding is observable on it). Lavapipe never fuses; the CPU JIT does under `contract`.
+  bool may_fuse = false;
+};
+
+class Device {
+public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  const std::string& name() const { return info().name; }
+
+  // Runs the kernel. Reads the kernel's budget from the policy registry the device was made with
+  // (the process-wide one by default) and compiles under it, memoised by (structural hash,
+  // device, budget).
+  virtual LaunchResult launch(const ir::VerifiedKernel& kernel, const Grid& grid,
+                              std::span<const Arg> args, const LaunchOptions& options = {}) = 0;
+};
+
+// Names of the devices this build can make: "interp", "cpu", "vulkan" (when a Vulkan device
+// exists). make_device throws a Device error with a clear message for one that cannot be made.
+std::vector<std::string> device_names();
+std::unique_ptr<Device> make_device(const std::string& name, policy::Registry* registry = nullptr);
+
+} // namespace halfway::rt
