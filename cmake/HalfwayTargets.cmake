@@ -4,7 +4,7 @@
 # interpreter and everything that computes reference values must round each operation on its own,
 # and g++ in GNU mode with -march=native would otherwise contract a*b+c into an FMA.
 function(halfway_flags target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wno-psabi -ffp-contract=off)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror -Wno-psabi -Wno-missing-field-initializers -ffp-contract=off)
   if(HALFWAY_NATIVE)
     target_compile_options(${target} PRIVATE -march=native)
   endif()
