@@ -103,3 +103,12 @@ TEST(Hash, ExpressionSharingDoesNotMatter) {
 }
 
 } // namespace
+
+#include "halfway/ir/op_table_doc.hpp"
+
+namespace {
+TEST(OpTable, SpecMatchesTheTable) {
+  EXPECT_EQ(read(std::string(HALFWAY_SOURCE_DIR) + "/specs/op-table.md"), ir::op_table_markdown())
+      << "regenerate specs/op-table.md with `halfway ops > specs/op-table.md`";
+}
+} // namespace

@@ -10,5 +10,6 @@ namespace halfway::cli {
 using Runner = std::function<int()>;
 
 Runner add_demo(CLI::App& app);
+Runner add_ops(CLI::App& app);
 
 } // namespace halfway::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     runners[app.get_subcommands({})[before]] = std::move(r);
   };
   add(halfway::cli::add_demo);
+  add(halfway::cli::add_ops);
   try {
     app.parse(argc, argv);
     for (auto& [sub, run] : runners)
