@@ -1,0 +1,39 @@
+#pragma once
+// Shaping a dispatch and reporting its time.
+//
+// Vulkan only guarantees 65,535 workgroups per dimension (lavapipe has exactly that), while a
+// 16M-element kernel with 64 lanes per group needs 262,144. plan_groups() folds a linear group
+// count into a 2D grid; the shader linearises it back as
+//     group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x
+// and returns when group >= total (the grid may hold up to y-1 extra groups). The total must
+// therefore reach the shader, usually as a push constant.
+
+#include "halfway/ir/error.hpp"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace halfway::vk {
+
+struct GroupGrid {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t{x} * y * z; }
+};
+
+// The grid for `total_groups`: {total, 1, 1} when it fits in one
+// dimension, else y = ceil(total / max_x) rows of x = ceil(total / y) groups, so x * y >= total
+// and fewer than y groups are wasted. Throws Error(Unsupported), naming `kernel`, when even
+// max_x * max_y groups are too few.
+GroupGrid plan_groups(uint64_t total_groups, const std::array<uint32_t, 3>& max_group_count,
+                      const std::string& kernel = {});
+
+struct LaunchTiming {
+  // Host time from recording the command buffer to the fence signalling: what a caller waits.
+  uint64_t wall_ns = 0;
+  // GPU timestamps around the dispatch; nullopt where the queue has no timestamps.
+  std::optional<uint64_t> device_ns;
+};
+
+} // namespace halfway::vk

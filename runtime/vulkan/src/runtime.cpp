@@ -1,0 +1,29 @@
+#include "halfway/runtime/vulkan/runtime.hpp"
+
+#include "halfway/runtime/vulkan/selection.hpp"
+
+namespace halfway::vk {
+
+Runtime::Runtime(RuntimeOptions options)
+    : options_(std::move(options)), instance_(std::make_unique<Instance>(options_.instance)) {
+  const auto& devices = instance_->devices();
+  info_ = devices[select_device(devices, effective_selector(options_.device))];
+}
+
+Runtime::~Runtime() = default;
+
+Device& Runtime::device(const Features& needs, const std::string& kernel) {
+  require_features(info_, needs, kernel);
+  uint64_t key = feature_bits(needs);
+  if (auto it = devices_.find(key); it != devices_.end())
+    return *it->second;
+  auto created =
+      std::make_unique<Device>(*instance_, info_, needs, options_.device_options, kernel);
+  return *devices_.emplace(key, std::move(created)).first->second;
+}
+
+std::vector<ValidationMessage> Runtime::validation_messages() const {
+  return instance_->validation_messages();
+}
+
+} // namespace halfway::vk
