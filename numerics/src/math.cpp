@@ -54,7 +54,10 @@ uint64_t eval_mpfr(MathFn fn, Format f, double x, double y) {
   struct Scratch {
     mpfr_t in_x, in_y, out;
     Scratch() { mpfr_inits2(53, in_x, in_y, out, static_cast<mpfr_ptr>(nullptr)); }
-    ~Scratch() { mpfr_clears(in_x, in_y, out, static_cast<mpfr_ptr>(nullptr)); }
+    ~Scratch() {
+      mpfr_clears(in_x, in_y, out, static_cast<mpfr_ptr>(nullptr));
+      mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE); // this thread's constant caches (pi, log 2...)
+    }
   };
   thread_local Scratch s;
   ++fallbacks;
