@@ -11,9 +11,8 @@
 namespace halfway::examples {
 
 inline std::vector<Kernel> all() {
-  return {saxpy(),        linear<float>(),    linear<f16>(),      linear<bf16>(),
-          linear<double>(), narrow_f16(),     reduce_sum(),       gemv_fp8<e4m3>(),
-          gemv_fp8<e5m2>()};
+  return {saxpy(),      linear<float>(), linear<f16>(),    linear<bf16>(),  linear<double>(),
+          narrow_f16(), reduce_sum(),    gemv_fp8<e4m3>(), gemv_fp8<e5m2>()};
 }
 
 } // namespace halfway::examples

@@ -14,7 +14,9 @@ Builder::Builder(std::string name) : previous_(current_builder) {
   current_builder = this;
 }
 
-Builder::~Builder() { current_builder = previous_; }
+Builder::~Builder() {
+  current_builder = previous_;
+}
 
 Builder& Builder::current() {
   if (!current_builder)
@@ -52,7 +54,8 @@ ir::ExprId Builder::binary(ir::Op op, ir::ScalarType type, ir::ExprId a, ir::Exp
 }
 
 ir::ExprId Builder::convert(ir::ExprId a, ir::ScalarType to, ir::RoundingMode r, bool saturate) {
-  if (type_of(a) == to) return a;
+  if (type_of(a) == to)
+    return a;
   ir::Expr e;
   e.op = ir::Op::Convert;
   e.type = to;
@@ -78,6 +81,8 @@ uint32_t Builder::add_shared(ir::SharedArray s) {
   return static_cast<uint32_t>(kernel_.shared.size() - 1);
 }
 
-void Builder::emit(ir::Stmt s) { blocks_.back()->push_back(std::move(s)); }
+void Builder::emit(ir::Stmt s) {
+  blocks_.back()->push_back(std::move(s));
+}
 
 } // namespace halfway::dsl

@@ -3,7 +3,8 @@
 namespace halfway::detail {
 
 std::string param_name(const std::vector<std::string>& names, size_t i) {
-  if (i < names.size()) return names[i];
+  if (i < names.size())
+    return names[i];
   return "p" + std::to_string(i);
 }
 

@@ -12,20 +12,29 @@ struct Layout {
 };
 Layout layout(ScalarType t) {
   switch (t) {
-  case ScalarType::F16: return {5, 10, 15, true};
-  case ScalarType::BF16: return {8, 7, 127, true};
-  case ScalarType::F32: return {8, 23, 127, true};
-  case ScalarType::F64: return {11, 52, 1023, true};
-  case ScalarType::E4M3: return {4, 3, 7, false};
-  case ScalarType::E5M2: return {5, 2, 15, true};
-  default: return {0, 0, 0, false};
+  case ScalarType::F16:
+    return {5, 10, 15, true};
+  case ScalarType::BF16:
+    return {8, 7, 127, true};
+  case ScalarType::F32:
+    return {8, 23, 127, true};
+  case ScalarType::F64:
+    return {11, 52, 1023, true};
+  case ScalarType::E4M3:
+    return {4, 3, 7, false};
+  case ScalarType::E5M2:
+    return {5, 2, 15, true};
+  default:
+    return {0, 0, 0, false};
   }
 }
 } // namespace
 
 double widen_to_double(ScalarType type, uint64_t bits) {
-  if (type == ScalarType::F64) return std::bit_cast<double>(bits);
-  if (type == ScalarType::F32) return std::bit_cast<float>(static_cast<uint32_t>(bits));
+  if (type == ScalarType::F64)
+    return std::bit_cast<double>(bits);
+  if (type == ScalarType::F32)
+    return std::bit_cast<float>(static_cast<uint32_t>(bits));
   Layout l = layout(type);
   uint64_t man = bits & ((1ull << l.man_bits) - 1);
   uint64_t exp = (bits >> l.man_bits) & ((1ull << l.exp_bits) - 1);
@@ -67,7 +76,8 @@ bool exact_bits(ScalarType type, double v, uint64_t& bits) {
 }
 
 int64_t sign_extend(uint64_t v, uint32_t width) {
-  if (width >= 64) return static_cast<int64_t>(v);
+  if (width >= 64)
+    return static_cast<int64_t>(v);
   uint64_t m = 1ull << (width - 1);
   v &= (1ull << width) - 1;
   return static_cast<int64_t>((v ^ m) - m);
@@ -75,7 +85,8 @@ int64_t sign_extend(uint64_t v, uint32_t width) {
 
 uint64_t truncate_bits(ScalarType type, uint64_t v) {
   uint32_t w = info(type).bits;
-  if (type == ScalarType::Bool) return v ? 1 : 0;
+  if (type == ScalarType::Bool)
+    return v ? 1 : 0;
   return w >= 64 ? v : (v & ((1ull << w) - 1));
 }
 

@@ -6,17 +6,28 @@ namespace halfway {
 
 const char* error_kind_name(ErrorKind kind) {
   switch (kind) {
-  case ErrorKind::Verify: return "verify error";
-  case ErrorKind::Parse: return "parse error";
-  case ErrorKind::OutOfBounds: return "out-of-bounds access";
-  case ErrorKind::DivideByZero: return "integer division by zero";
-  case ErrorKind::ShiftOverflow: return "shift overflow";
-  case ErrorKind::Barrier: return "divergent barrier";
-  case ErrorKind::DataRace: return "shared-memory data race";
-  case ErrorKind::Unsupported: return "unsupported";
-  case ErrorKind::Device: return "device error";
-  case ErrorKind::Usage: return "usage error";
-  case ErrorKind::Internal: return "internal error";
+  case ErrorKind::Verify:
+    return "verify error";
+  case ErrorKind::Parse:
+    return "parse error";
+  case ErrorKind::OutOfBounds:
+    return "out-of-bounds access";
+  case ErrorKind::DivideByZero:
+    return "integer division by zero";
+  case ErrorKind::ShiftOverflow:
+    return "shift overflow";
+  case ErrorKind::Barrier:
+    return "divergent barrier";
+  case ErrorKind::DataRace:
+    return "shared-memory data race";
+  case ErrorKind::Unsupported:
+    return "unsupported";
+  case ErrorKind::Device:
+    return "device error";
+  case ErrorKind::Usage:
+    return "usage error";
+  case ErrorKind::Internal:
+    return "internal error";
   }
   return "error";
 }
@@ -25,16 +36,20 @@ std::string format_error(ErrorKind kind, const std::string& message, const Error
   std::ostringstream out;
   if (!c.file.empty()) {
     out << c.file;
-    if (c.line) out << ':' << c.line << ':' << c.column;
+    if (c.line)
+      out << ':' << c.line << ':' << c.column;
     out << ": ";
   }
   out << error_kind_name(kind) << ": ";
-  if (!c.kernel.empty()) out << "kernel " << c.kernel;
+  if (!c.kernel.empty())
+    out << "kernel " << c.kernel;
   if (c.node) {
     out << (c.kernel.empty() ? "" : ", ") << "node " << *c.node;
-    if (!c.node_text.empty()) out << " (" << c.node_text << ')';
+    if (!c.node_text.empty())
+      out << " (" << c.node_text << ')';
   }
-  if (!c.kernel.empty() || c.node) out << ": ";
+  if (!c.kernel.empty() || c.node)
+    out << ": ";
   out << message;
   bool where = !c.buffer.empty() || c.index || c.workgroup || c.lane;
   if (where) {
@@ -56,12 +71,14 @@ std::string format_error(ErrorKind kind, const std::string& message, const Error
       out << sep << "workgroup " << *c.workgroup;
       sep = ", ";
     }
-    if (c.lane) out << sep << "lane " << *c.lane;
+    if (c.lane)
+      out << sep << "lane " << *c.lane;
     out << ']';
   }
   if (!c.source_line.empty()) {
     out << '\n' << "  " << c.source_line << '\n' << "  ";
-    for (uint32_t i = 1; i < c.column; ++i) out << (c.source_line[i - 1] == '\t' ? '\t' : ' ');
+    for (uint32_t i = 1; i < c.column; ++i)
+      out << (c.source_line[i - 1] == '\t' ? '\t' : ' ');
     out << '^';
   }
   return out.str();

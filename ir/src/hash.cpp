@@ -24,6 +24,8 @@ uint64_t hash_combine(uint64_t a, uint64_t b) {
 // The canonical text is a complete, injective rendering of the kernel in which expression
 // sharing and source lines do not appear, so hashing it gives exactly the equality we want; a
 // kernel is hashed once per launch-memo lookup, long before anything it launches.
-uint64_t structural_hash(const Kernel& k) { return hash_bytes(print(k)); }
+uint64_t structural_hash(const Kernel& k) {
+  return hash_bytes(print(k));
+}
 
 } // namespace halfway::ir

@@ -4,9 +4,12 @@ namespace halfway::ir {
 
 std::string_view name(Access a) {
   switch (a) {
-  case Access::Read: return "read";
-  case Access::Write: return "write";
-  case Access::ReadWrite: return "read_write";
+  case Access::Read:
+    return "read";
+  case Access::Write:
+    return "write";
+  case Access::ReadWrite:
+    return "read_write";
   }
   return "read";
 }
@@ -21,14 +24,16 @@ const std::string& Kernel::memory_name(Space space, uint32_t ref) const {
 
 uint32_t Kernel::find_param(std::string_view n) const {
   for (uint32_t i = 0; i < params.size(); ++i)
-    if (params[i].name == n) return i;
+    if (params[i].name == n)
+      return i;
   return kNone;
 }
 
 std::vector<ExprId> stmt_exprs(const Stmt& s) {
   std::vector<ExprId> out;
   for (ExprId e : {s.a, s.b, s.c})
-    if (e != kNone) out.push_back(e);
+    if (e != kNone)
+      out.push_back(e);
   return out;
 }
 

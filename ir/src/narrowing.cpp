@@ -9,7 +9,9 @@ namespace halfway::ir {
 
 namespace {
 
-bool is_product(const Expr& e) { return e.op == Op::Mul && is_float(e.type); }
+bool is_product(const Expr& e) {
+  return e.op == Op::Mul && is_float(e.type);
+}
 
 // Ops whose float result is exactly a function of exact operands (no rounding).
 bool is_exact_op(Op op) {
@@ -21,8 +23,10 @@ bool is_exact_op(Op op) {
   case Op::Copysign:
   case Op::Floor:
   case Op::Ceil:
-  case Op::Select: return true;
-  default: return false;
+  case Op::Select:
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -36,12 +40,16 @@ public:
     switch (e.op) {
     case Op::Load:
     case Op::ParamGet:
-    case Op::Const: return true;
-    case Op::Convert: return widens_exactly(k_.expr(e.args[0]).type, e.type);
+    case Op::Const:
+      return true;
+    case Op::Convert:
+      return widens_exactly(k_.expr(e.args[0]).type, e.type);
     default:
-      if (!is_exact_op(e.op)) return false;
+      if (!is_exact_op(e.op))
+        return false;
       for (int i = (e.op == Op::Select ? 1 : 0); i < e.nargs; ++i)
-        if (!not_rounded(e.args[i])) return false;
+        if (!not_rounded(e.args[i]))
+          return false;
       return true;
     }
   }
@@ -50,22 +58,27 @@ public:
   // constant on its grid.
   bool exact_in(ExprId id, ScalarType target) const {
     const Expr& e = k_.expr(id);
-    if (e.op == Op::Convert) return widens_exactly(k_.expr(e.args[0]).type, target);
+    if (e.op == Op::Convert)
+      return widens_exactly(k_.expr(e.args[0]).type, target);
     if (e.op == Op::Const) {
       uint64_t bits;
       double v = widen_to_double(e.type, e.imm);
       return v == v && exact_bits(target, v, bits);
     }
-    if (e.op == Op::Neg || e.op == Op::Abs) return exact_in(e.args[0], target);
+    if (e.op == Op::Neg || e.op == Op::Abs)
+      return exact_in(e.args[0], target);
     return false;
   }
 
   SiteShape shape(ExprId id) const {
     const Expr& e = k_.expr(id);
-    if (not_rounded(id)) return SiteShape::NotRounded;
-    if (e.op == Op::LocalGet) return SiteShape::Chain;
+    if (not_rounded(id))
+      return SiteShape::NotRounded;
+    if (e.op == Op::LocalGet)
+      return SiteShape::Chain;
     auto plain = [&](ExprId a) { return not_rounded(a); };
-    if (e.op == Op::Mul && plain(e.args[0]) && plain(e.args[1])) return SiteShape::Product;
+    if (e.op == Op::Mul && plain(e.args[0]) && plain(e.args[1]))
+      return SiteShape::Product;
     if (e.op == Op::Fma && plain(e.args[0]) && plain(e.args[1]) && plain(e.args[2]))
       return SiteShape::MulAdd;
     if (e.op == Op::Add || e.op == Op::Sub) {
@@ -77,7 +90,8 @@ public:
     }
     if (info(e.op).rounds) {
       for (int i = 0; i < e.nargs; ++i)
-        if (!plain(e.args[i])) return SiteShape::Chain;
+        if (!plain(e.args[i]))
+          return SiteShape::Chain;
       return SiteShape::Single;
     }
     return SiteShape::Chain;
@@ -85,7 +99,8 @@ public:
 
   void producers(ExprId id, std::vector<ExprId>& out) const {
     const Expr& e = k_.expr(id);
-    if (!is_float(e.type)) return;
+    if (!is_float(e.type))
+      return;
     switch (e.op) {
     case Op::Add:
     case Op::Sub:
@@ -93,9 +108,11 @@ public:
     case Op::Fma:
     case Op::Neg:
       out.push_back(id);
-      for (int i = 0; i < e.nargs; ++i) producers(e.args[i], out);
+      for (int i = 0; i < e.nargs; ++i)
+        producers(e.args[i], out);
       return;
-    default: return;
+    default:
+      return;
     }
   }
 
@@ -116,16 +133,16 @@ public:
       s.decision = Decision::NoBarrierNotRounded;
       s.rule = "rule 1: the " + std::string(name(s.from)) +
                " value is not the result of a rounding operation, so it is rounded once";
-    } else if (info(p.op).figueroa && p.nargs >= 1 && q >= 2 * t + 2 &&
-               [&] {
+    } else if (info(p.op).figueroa && p.nargs >= 1 && q >= 2 * t + 2 && [&] {
                  for (int i = 0; i < p.nargs; ++i)
-                   if (!exact_in(p.args[i], s.to)) return false;
+                   if (!exact_in(p.args[i], s.to))
+                     return false;
                  return true;
                }()) {
       s.decision = Decision::NoBarrierFigueroa;
       s.rule = "rule 2: one " + std::string(name(p.op)) + " of " + std::string(name(s.to)) +
-               "-exact operands computed in " + std::string(name(s.from)) + " (q=" +
-               std::to_string(q) + " >= 2p+2=" + std::to_string(2 * t + 2) +
+               "-exact operands computed in " + std::string(name(s.from)) +
+               " (q=" + std::to_string(q) + " >= 2p+2=" + std::to_string(2 * t + 2) +
                ") rounds as if once (Figueroa)";
     } else {
       s.decision = Decision::Barrier;
@@ -138,28 +155,38 @@ public:
   void expr_sites(ExprId id, const std::string& where, uint32_t line,
                   std::vector<NarrowingSite>& out) const {
     const Expr& e = k_.expr(id);
-    for (int i = 0; i < e.nargs; ++i) expr_sites(e.args[i], where, line, out);
+    for (int i = 0; i < e.nargs; ++i)
+      expr_sites(e.args[i], where, line, out);
     if (e.op == Op::Convert && is_narrowing(k_.expr(e.args[0]).type, e.type))
       out.push_back(site(id, where, line));
   }
 
   std::string where(const Stmt& s) const {
     switch (s.kind) {
-    case StmtKind::Let: return "let " + k_.locals[s.local].name;
-    case StmtKind::Assign: return "assignment to " + k_.locals[s.local].name;
-    case StmtKind::Store: return "store to " + k_.memory_name(s.space, s.mem);
-    case StmtKind::Atomic: return std::string(name(s.atomic)) + " on " + k_.memory_name(s.space, s.mem);
-    case StmtKind::If: return "if condition";
-    case StmtKind::While: return "while condition";
-    case StmtKind::For: return "for bounds";
-    default: return "statement";
+    case StmtKind::Let:
+      return "let " + k_.locals[s.local].name;
+    case StmtKind::Assign:
+      return "assignment to " + k_.locals[s.local].name;
+    case StmtKind::Store:
+      return "store to " + k_.memory_name(s.space, s.mem);
+    case StmtKind::Atomic:
+      return std::string(name(s.atomic)) + " on " + k_.memory_name(s.space, s.mem);
+    case StmtKind::If:
+      return "if condition";
+    case StmtKind::While:
+      return "while condition";
+    case StmtKind::For:
+      return "for bounds";
+    default:
+      return "statement";
     }
   }
 
   std::vector<NarrowingSite> sites() const {
     std::vector<NarrowingSite> out;
     for_each_stmt(k_.body, [&](const Stmt& s) {
-      for (ExprId e : stmt_exprs(s)) expr_sites(e, where(s), s.line, out);
+      for (ExprId e : stmt_exprs(s))
+        expr_sites(e, where(s), s.line, out);
     });
     return out;
   }
@@ -169,11 +196,13 @@ public:
     return e.op == Op::LocalGet && e.ref == local;
   }
 
-  void accumulations(const std::vector<Stmt>& block, int loop_depth, std::vector<Accumulation>& out) const {
+  void accumulations(const std::vector<Stmt>& block, int loop_depth,
+                     std::vector<Accumulation>& out) const {
     for (const Stmt& s : block) {
       if (s.kind == StmtKind::Assign && loop_depth > 0 && is_float(k_.locals[s.local].type)) {
         const Expr& e = k_.expr(s.a);
-        bool acc = (e.op == Op::Add && (reads_local(e.args[0], s.local) || reads_local(e.args[1], s.local))) ||
+        bool acc = (e.op == Op::Add &&
+                    (reads_local(e.args[0], s.local) || reads_local(e.args[1], s.local))) ||
                    (e.op == Op::Sub && reads_local(e.args[0], s.local)) ||
                    (e.op == Op::Fma && reads_local(e.args[2], s.local));
         if (acc) {
@@ -195,7 +224,9 @@ private:
 
 } // namespace
 
-std::vector<NarrowingSite> narrowing_sites(const Kernel& k) { return Analysis(k).sites(); }
+std::vector<NarrowingSite> narrowing_sites(const Kernel& k) {
+  return Analysis(k).sites();
+}
 
 std::vector<Accumulation> accumulations(const Kernel& k) {
   std::vector<Accumulation> out;
@@ -205,11 +236,16 @@ std::vector<Accumulation> accumulations(const Kernel& k) {
 
 std::string_view name(SiteShape s) {
   switch (s) {
-  case SiteShape::NotRounded: return "not rounded";
-  case SiteShape::Single: return "single op";
-  case SiteShape::Product: return "product";
-  case SiteShape::MulAdd: return "multiply-add";
-  case SiteShape::Chain: return "chain";
+  case SiteShape::NotRounded:
+    return "not rounded";
+  case SiteShape::Single:
+    return "single op";
+  case SiteShape::Product:
+    return "product";
+  case SiteShape::MulAdd:
+    return "multiply-add";
+  case SiteShape::Chain:
+    return "chain";
   }
   return "chain";
 }
@@ -217,8 +253,10 @@ std::string_view name(SiteShape s) {
 std::string_view name(Decision d) {
   switch (d) {
   case Decision::NoBarrierNotRounded:
-  case Decision::NoBarrierFigueroa: return "no barrier";
-  case Decision::Barrier: return "barrier";
+  case Decision::NoBarrierFigueroa:
+    return "no barrier";
+  case Decision::Barrier:
+    return "barrier";
   }
   return "barrier";
 }
@@ -226,7 +264,8 @@ std::string_view name(Decision d) {
 std::string describe_sites(const Kernel& k) {
   std::ostringstream out;
   auto sites = narrowing_sites(k);
-  if (sites.empty()) return "no narrowing sites\n";
+  if (sites.empty())
+    return "no narrowing sites\n";
   int n = 0;
   for (const NarrowingSite& s : sites) {
     out << "site " << n++ << ": " << s.where << ": " << print_expr(k, s.convert) << "\n"

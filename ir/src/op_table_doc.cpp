@@ -9,18 +9,30 @@ namespace halfway::ir {
 namespace {
 const char* rule_text(TypeRule r) {
   switch (r) {
-  case TypeRule::Leaf: return "leaf";
-  case TypeRule::Numeric: return "T, T -> T (int or float)";
-  case TypeRule::Float: return "T, T -> T (float)";
-  case TypeRule::Int: return "T, T -> T (int)";
-  case TypeRule::Compare: return "T, T -> bool";
-  case TypeRule::Bitwise: return "T, T -> T (int or bool)";
-  case TypeRule::Shift: return "T, T -> T (int)";
-  case TypeRule::Select: return "bool, T, T -> T";
-  case TypeRule::Convert: return "S -> T";
-  case TypeRule::Bitcast: return "S -> T, same width";
-  case TypeRule::Pack: return "2 x 16-bit or 4 x 8-bit -> u32";
-  case TypeRule::Unpack: return "u32 -> element";
+  case TypeRule::Leaf:
+    return "leaf";
+  case TypeRule::Numeric:
+    return "T, T -> T (int or float)";
+  case TypeRule::Float:
+    return "T, T -> T (float)";
+  case TypeRule::Int:
+    return "T, T -> T (int)";
+  case TypeRule::Compare:
+    return "T, T -> bool";
+  case TypeRule::Bitwise:
+    return "T, T -> T (int or bool)";
+  case TypeRule::Shift:
+    return "T, T -> T (int)";
+  case TypeRule::Select:
+    return "bool, T, T -> T";
+  case TypeRule::Convert:
+    return "S -> T";
+  case TypeRule::Bitcast:
+    return "S -> T, same width";
+  case TypeRule::Pack:
+    return "2 x 16-bit or 4 x 8-bit -> u32";
+  case TypeRule::Unpack:
+    return "u32 -> element";
   }
   return "";
 }
@@ -37,12 +49,14 @@ std::string op_table_markdown() {
          "bits and rounded to p bits, is correctly rounded.\n"
       << "- *device bound*: what Vulkan allows a device for f32 (ulp), and the precision rule. The "
          "interpreter is always correctly rounded (0 ulp).\n\n"
-      << "| op | operands | types | rounds | Figueroa | device bound (f32 ulp) | device precision |\n"
+      << "| op | operands | types | rounds | Figueroa | device bound (f32 ulp) | device precision "
+         "|\n"
       << "|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < kOpCount; ++i) {
     const OpInfo& o = info(static_cast<Op>(i));
-    out << "| `" << o.name << "` | " << (o.arity < 0 ? std::string("2 or 4") : std::to_string(o.arity))
-        << " | " << rule_text(o.rule) << " | " << (o.rounds ? "yes" : "no") << " | "
+    out << "| `" << o.name << "` | "
+        << (o.arity < 0 ? std::string("2 or 4") : std::to_string(o.arity)) << " | "
+        << rule_text(o.rule) << " | " << (o.rounds ? "yes" : "no") << " | "
         << (o.figueroa ? "yes" : "no") << " | " << o.device_ulp << " | " << o.device_precision
         << " |\n";
   }

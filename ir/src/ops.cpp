@@ -12,23 +12,29 @@ constexpr std::array kOps = {
 #undef HALFWAY_X
 };
 constexpr std::array<std::string_view, 9> kAtomics = {
-    "atomic_add", "atomic_sub", "atomic_min", "atomic_max",    "atomic_and",
+    "atomic_add", "atomic_sub", "atomic_min",  "atomic_max",    "atomic_and",
     "atomic_or",  "atomic_xor", "atomic_xchg", "atomic_cmpxchg"};
 } // namespace
 
-const OpInfo& info(Op op) { return kOps[static_cast<size_t>(op)]; }
+const OpInfo& info(Op op) {
+  return kOps[static_cast<size_t>(op)];
+}
 
 std::optional<Op> parse_op(std::string_view text) {
   for (size_t i = 0; i < kOps.size(); ++i)
-    if (kOps[i].name == text) return static_cast<Op>(i);
+    if (kOps[i].name == text)
+      return static_cast<Op>(i);
   return std::nullopt;
 }
 
-std::string_view name(AtomicOp op) { return kAtomics[static_cast<size_t>(op)]; }
+std::string_view name(AtomicOp op) {
+  return kAtomics[static_cast<size_t>(op)];
+}
 
 std::optional<AtomicOp> parse_atomic(std::string_view text) {
   for (size_t i = 0; i < kAtomics.size(); ++i)
-    if (kAtomics[i] == text) return static_cast<AtomicOp>(i);
+    if (kAtomics[i] == text)
+      return static_cast<AtomicOp>(i);
   return std::nullopt;
 }
 

@@ -12,10 +12,12 @@ namespace halfway::ir {
 namespace {
 
 std::string quoted_name(const std::string& n) {
-  if (is_identifier(n)) return n;
+  if (is_identifier(n))
+    return n;
   std::string out = "\"";
   for (char c : n) {
-    if (c == '"' || c == '\\') out += '\\';
+    if (c == '"' || c == '\\')
+      out += '\\';
     out += c;
   }
   return out + '"';
@@ -29,9 +31,12 @@ std::string hex(uint64_t v) {
 
 std::string float_text(ScalarType type, uint64_t bits) {
   double v = widen_to_double(type, bits);
-  if (v != v) return "nan(" + hex(bits) + ")";
-  if (v == __builtin_inf()) return "inf";
-  if (v == -__builtin_inf()) return "-inf";
+  if (v != v)
+    return "nan(" + hex(bits) + ")";
+  if (v == __builtin_inf())
+    return "inf";
+  if (v == -__builtin_inf())
+    return "-inf";
   char buf[64];
   std::to_chars_result r;
   // Shortest text that reads back to the same value: through float for f32 and narrower formats
@@ -42,7 +47,8 @@ std::string float_text(ScalarType type, uint64_t bits) {
     r = std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
   std::string s(buf, r.ptr);
   // Keep floats visibly floats: "1" becomes "1.0".
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
   return s;
 }
 
@@ -54,35 +60,45 @@ public:
     const Expr& e = k_.expr(id);
     auto arg = [&](int i) { return expr(e.args[i]); };
     switch (e.op) {
-    case Op::Const: return print_constant(e.type, e.imm);
-    case Op::LocalGet: return k_.locals[e.ref].name;
-    case Op::ParamGet: return k_.params[e.ref].name;
-    case Op::BufferLen: return "len(" + k_.params[e.ref].name + ")";
-    case Op::Load: return k_.memory_name(e.space, e.ref) + "[" + arg(0) + "]";
+    case Op::Const:
+      return print_constant(e.type, e.imm);
+    case Op::LocalGet:
+      return k_.locals[e.ref].name;
+    case Op::ParamGet:
+      return k_.params[e.ref].name;
+    case Op::BufferLen:
+      return "len(" + k_.params[e.ref].name + ")";
+    case Op::Load:
+      return k_.memory_name(e.space, e.ref) + "[" + arg(0) + "]";
     case Op::Convert: {
       ScalarType from = k_.expr(e.args[0]).type;
-      std::string head = is_narrowing(from, e.type)                      ? "narrow<"
+      std::string head = is_narrowing(from, e.type)             ? "narrow<"
                          : (is_float(from) && is_float(e.type)) ? "widen<"
-                                                                          : "convert<";
+                                                                : "convert<";
       head += std::string(name(e.type));
       if (e.rounding != RoundingMode::NearestEven || e.saturate)
         head += ", " + std::string(name(e.rounding));
-      if (e.saturate) head += ", sat";
+      if (e.saturate)
+        head += ", sat";
       return head + ">(" + arg(0) + ")";
     }
-    case Op::Bitcast: return "bitcast<" + std::string(name(e.type)) + ">(" + arg(0) + ")";
+    case Op::Bitcast:
+      return "bitcast<" + std::string(name(e.type)) + ">(" + arg(0) + ")";
     case Op::Unpack:
       return "unpack<" + std::string(name(e.aux)) + ", " + std::to_string(e.imm) + ">(" + arg(0) +
              ")";
-    case Op::Pack: return call("pack<" + std::string(name(e.aux)) + ">", e);
+    case Op::Pack:
+      return call("pack<" + std::string(name(e.aux)) + ">", e);
     default:
-      if (is_builtin(e.op)) return std::string(name(e.op)) + "(" + std::to_string(e.imm) + ")";
+      if (is_builtin(e.op))
+        return std::string(name(e.op)) + "(" + std::to_string(e.imm) + ")";
       return call(std::string(name(e.op)), e);
     }
   }
 
   void block(const std::vector<Stmt>& stmts, int depth) {
-    for (const Stmt& s : stmts) stmt(s, depth);
+    for (const Stmt& s : stmts)
+      stmt(s, depth);
   }
 
   std::ostringstream out;
@@ -90,7 +106,8 @@ public:
 private:
   std::string call(const std::string& head, const Expr& e) {
     std::string s = head + "(";
-    for (int i = 0; i < e.nargs; ++i) s += (i ? ", " : "") + expr(e.args[i]);
+    for (int i = 0; i < e.nargs; ++i)
+      s += (i ? ", " : "") + expr(e.args[i]);
     return s + ")";
   }
 
@@ -113,10 +130,12 @@ private:
       return;
     case StmtKind::Atomic: {
       out << pad;
-      if (s.local != kNone) out << "let " << local_decl(s.local) << " = ";
-      out << name(s.atomic) << "(" << k_.memory_name(s.space, s.mem) << "[" << expr(s.a)
-          << "], " << expr(s.b);
-      if (s.c != kNone) out << ", " << expr(s.c);
+      if (s.local != kNone)
+        out << "let " << local_decl(s.local) << " = ";
+      out << name(s.atomic) << "(" << k_.memory_name(s.space, s.mem) << "[" << expr(s.a) << "], "
+          << expr(s.b);
+      if (s.c != kNone)
+        out << ", " << expr(s.c);
       out << ");\n";
       return;
     }
@@ -140,10 +159,18 @@ private:
       block(s.body, depth + 1);
       out << pad << "}\n";
       return;
-    case StmtKind::Break: out << pad << "break;\n"; return;
-    case StmtKind::Continue: out << pad << "continue;\n"; return;
-    case StmtKind::Barrier: out << pad << "barrier;\n"; return;
-    case StmtKind::Return: out << pad << "return;\n"; return;
+    case StmtKind::Break:
+      out << pad << "break;\n";
+      return;
+    case StmtKind::Continue:
+      out << pad << "continue;\n";
+      return;
+    case StmtKind::Barrier:
+      out << pad << "barrier;\n";
+      return;
+    case StmtKind::Return:
+      out << pad << "return;\n";
+      return;
     }
   }
 
@@ -153,14 +180,17 @@ private:
 } // namespace
 
 bool is_identifier(std::string_view n) {
-  if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_')) return false;
+  if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_'))
+    return false;
   for (char c : n)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
   return true;
 }
 
 std::string print_constant(ScalarType type, uint64_t bits) {
-  if (type == ScalarType::Bool) return bits ? "true" : "false";
+  if (type == ScalarType::Bool)
+    return bits ? "true" : "false";
   std::string value;
   if (is_float(type)) {
     value = float_text(type, bits);
@@ -172,7 +202,9 @@ std::string print_constant(ScalarType type, uint64_t bits) {
   return value + ":" + std::string(name(type));
 }
 
-std::string print_expr(const Kernel& k, ExprId e) { return Printer(k).expr(e); }
+std::string print_expr(const Kernel& k, ExprId e) {
+  return Printer(k).expr(e);
+}
 
 std::string print(const Kernel& k) {
   Printer p(k);

@@ -11,7 +11,9 @@ namespace halfway::ir {
 
 namespace {
 
-std::string tname(ScalarType t) { return std::string(name(t)); }
+std::string tname(ScalarType t) {
+  return std::string(name(t));
+}
 
 class Verifier {
 public:
@@ -42,17 +44,22 @@ private:
 
   // ---- kernel signature ---------------------------------------------------------------------
   void check_signature() {
-    if (k_.name.empty()) fail("kernel has an empty name");
+    if (k_.name.empty())
+      fail("kernel has an empty name");
     uint64_t lanes = 1;
     for (uint32_t d : k_.workgroup) {
-      if (d == 0) fail("workgroup size has a zero dimension");
+      if (d == 0)
+        fail("workgroup size has a zero dimension");
       lanes *= d;
     }
-    if (lanes > 1024) fail("workgroup of " + std::to_string(lanes) + " lanes exceeds 1024");
+    if (lanes > 1024)
+      fail("workgroup of " + std::to_string(lanes) + " lanes exceeds 1024");
     std::set<std::string> names;
     auto unique = [&](const std::string& n, const char* what) {
-      if (!is_identifier(n)) fail(std::string(what) + " name '" + n + "' is not an identifier");
-      if (!names.insert(n).second) fail("duplicate name '" + n + "'");
+      if (!is_identifier(n))
+        fail(std::string(what) + " name '" + n + "' is not an identifier");
+      if (!names.insert(n).second)
+        fail("duplicate name '" + n + "'");
     };
     for (const Param& p : k_.params) {
       unique(p.name, "parameter");
@@ -61,8 +68,10 @@ private:
     }
     for (const SharedArray& s : k_.shared) {
       unique(s.name, "shared array");
-      if (s.size == 0) fail("shared array '" + s.name + "' has size 0");
-      if (s.type == ScalarType::Bool) fail("shared array '" + s.name + "' has element type bool");
+      if (s.size == 0)
+        fail("shared array '" + s.name + "' has size 0");
+      if (s.type == ScalarType::Bool)
+        fail("shared array '" + s.name + "' has element type bool");
     }
     for (uint32_t i = 0; i < k_.locals.size(); ++i)
       if (!is_identifier(k_.locals[i].name))
@@ -71,12 +80,16 @@ private:
 
   // ---- locals and scopes --------------------------------------------------------------------
   void declare(uint32_t local, uint32_t line) {
-    if (local >= k_.locals.size()) fail("statement declares undefined local #" + std::to_string(local), line);
-    if (in_scope_[local]) fail("local '" + k_.locals[local].name + "' is declared twice", line);
+    if (local >= k_.locals.size())
+      fail("statement declares undefined local #" + std::to_string(local), line);
+    if (in_scope_[local])
+      fail("local '" + k_.locals[local].name + "' is declared twice", line);
     const std::string& n = k_.locals[local].name;
-    if (k_.find_param(n) != kNone) fail("local '" + n + "' shadows a parameter", line);
+    if (k_.find_param(n) != kNone)
+      fail("local '" + n + "' shadows a parameter", line);
     for (const SharedArray& s : k_.shared)
-      if (s.name == n) fail("local '" + n + "' shadows a shared array", line);
+      if (s.name == n)
+        fail("local '" + n + "' shadows a shared array", line);
     for (uint32_t i = 0; i < k_.locals.size(); ++i)
       if (in_scope_[i] && k_.locals[i].name == n)
         fail("local '" + n + "' shadows another local in scope", line);
@@ -85,20 +98,25 @@ private:
   }
 
   void use_local(uint32_t local, uint32_t line) {
-    if (local >= k_.locals.size()) fail("use of undefined local #" + std::to_string(local), line);
-    if (!in_scope_[local]) fail("use of undefined local '" + k_.locals[local].name + "'", line);
+    if (local >= k_.locals.size())
+      fail("use of undefined local #" + std::to_string(local), line);
+    if (!in_scope_[local])
+      fail("use of undefined local '" + k_.locals[local].name + "'", line);
   }
 
   // ---- expressions --------------------------------------------------------------------------
   ScalarType expr(ExprId id) {
-    if (id == kNone || id >= k_.exprs.size()) fail("reference to a missing expression node");
-    if (checked_.count(id)) return k_.expr(id).type;
+    if (id == kNone || id >= k_.exprs.size())
+      fail("reference to a missing expression node");
+    if (checked_.count(id))
+      return k_.expr(id).type;
     const Expr& e = k_.expr(id);
     const OpInfo& op = info(e.op);
     if (op.arity >= 0 && e.nargs != op.arity)
       fail_expr(id, std::string(op.name) + " takes " + std::to_string(op.arity) + " operands");
     std::array<ScalarType, 4> a{};
-    for (int i = 0; i < e.nargs; ++i) a[i] = expr(e.args[i]);
+    for (int i = 0; i < e.nargs; ++i)
+      a[i] = expr(e.args[i]);
     auto same_operands = [&] {
       for (int i = 0; i < e.nargs; ++i)
         if (a[i] != e.type)
@@ -106,68 +124,81 @@ private:
                             "; convert explicitly");
     };
     switch (op.rule) {
-    case TypeRule::Leaf: leaf(id, e); break;
+    case TypeRule::Leaf:
+      leaf(id, e);
+      break;
     case TypeRule::Numeric:
-      if (!is_arithmetic(e.type)) not_for(id, e);
+      if (!is_arithmetic(e.type))
+        not_for(id, e);
       same_operands();
       break;
     case TypeRule::Float:
-      if (!is_float(e.type) || is_fp8(e.type)) not_for(id, e);
+      if (!is_float(e.type) || is_fp8(e.type))
+        not_for(id, e);
       same_operands();
       break;
     case TypeRule::Int:
-      if (!is_int(e.type)) not_for(id, e);
+      if (!is_int(e.type))
+        not_for(id, e);
       same_operands();
       break;
     case TypeRule::Bitwise:
-      if (!is_int(e.type) && e.type != ScalarType::Bool) not_for(id, e);
+      if (!is_int(e.type) && e.type != ScalarType::Bool)
+        not_for(id, e);
       same_operands();
       break;
     case TypeRule::Shift:
-      if (!is_int(e.type)) not_for(id, e);
+      if (!is_int(e.type))
+        not_for(id, e);
       same_operands();
       break;
     case TypeRule::Compare:
-      if (e.type != ScalarType::Bool) fail_expr(id, "comparison must have type bool");
+      if (e.type != ScalarType::Bool)
+        fail_expr(id, "comparison must have type bool");
       if (a[0] != a[1])
-        fail_expr(id, "comparison of " + tname(a[0]) + " with " + tname(a[1]) +
-                          "; convert explicitly");
+        fail_expr(id,
+                  "comparison of " + tname(a[0]) + " with " + tname(a[1]) + "; convert explicitly");
       if (!is_arithmetic(a[0]) && !(a[0] == ScalarType::Bool && (e.op == Op::Eq || e.op == Op::Ne)))
         fail_expr(id, std::string(op.name) + " is not defined for " + tname(a[0]));
       break;
     case TypeRule::Select:
-      if (a[0] != ScalarType::Bool) fail_expr(id, "select condition must be bool, not " + tname(a[0]));
+      if (a[0] != ScalarType::Bool)
+        fail_expr(id, "select condition must be bool, not " + tname(a[0]));
       if (a[1] != e.type || a[2] != e.type)
         fail_expr(id, "select arms have types " + tname(a[1]) + " and " + tname(a[2]));
       break;
     case TypeRule::Convert:
       if (a[0] == ScalarType::Bool || e.type == ScalarType::Bool)
         fail_expr(id, "conversion to or from bool; use select or a comparison");
-      if (a[0] == e.type) fail_expr(id, "conversion from " + tname(a[0]) + " to itself");
+      if (a[0] == e.type)
+        fail_expr(id, "conversion from " + tname(a[0]) + " to itself");
       if (e.saturate && e.type != ScalarType::E4M3)
         fail_expr(id, "saturating conversion is only defined for e4m3");
       break;
     case TypeRule::Bitcast:
       if (a[0] == ScalarType::Bool || e.type == ScalarType::Bool ||
           info(a[0]).bits != info(e.type).bits)
-        fail_expr(id, "bitcast from " + tname(a[0]) + " to " + tname(e.type) +
-                          " changes the width");
+        fail_expr(id,
+                  "bitcast from " + tname(a[0]) + " to " + tname(e.type) + " changes the width");
       break;
     case TypeRule::Pack: {
       uint32_t lanes = pack_lanes(id, e);
       if (e.nargs != lanes)
         fail_expr(id, "pack<" + tname(e.aux) + "> takes " + std::to_string(lanes) + " operands");
-      if (e.type != ScalarType::U32) fail_expr(id, "pack produces u32");
+      if (e.type != ScalarType::U32)
+        fail_expr(id, "pack produces u32");
       for (int i = 0; i < e.nargs; ++i)
         if (a[i] != e.aux)
           fail_expr(id, "pack<" + tname(e.aux) + "> operand has type " + tname(a[i]));
       break;
     }
     case TypeRule::Unpack:
-      if (a[0] != ScalarType::U32) fail_expr(id, "unpack reads a u32, not " + tname(a[0]));
+      if (a[0] != ScalarType::U32)
+        fail_expr(id, "unpack reads a u32, not " + tname(a[0]));
       if (e.imm >= pack_lanes(id, e))
         fail_expr(id, "unpack lane " + std::to_string(e.imm) + " is out of range");
-      if (e.type != e.aux) fail_expr(id, "unpack<" + tname(e.aux) + "> has the wrong type");
+      if (e.type != e.aux)
+        fail_expr(id, "unpack<" + tname(e.aux) + "> has the wrong type");
       break;
     }
     checked_.insert(id);
@@ -175,52 +206,64 @@ private:
   }
 
   uint32_t pack_lanes(ExprId id, const Expr& e) {
-    if (e.aux == ScalarType::F16 || e.aux == ScalarType::BF16) return 2;
-    if (is_fp8(e.aux)) return 4;
+    if (e.aux == ScalarType::F16 || e.aux == ScalarType::BF16)
+      return 2;
+    if (is_fp8(e.aux))
+      return 4;
     fail_expr(id, "pack and unpack take f16, bf16, e4m3 or e5m2, not " + tname(e.aux));
   }
 
   [[noreturn]] void not_for(ExprId id, const Expr& e) {
     std::string msg = std::string(name(e.op)) + " is not defined for " + tname(e.type);
-    if (is_fp8(e.type)) msg += ": fp8 is a storage format; widen to f32 first";
+    if (is_fp8(e.type))
+      msg += ": fp8 is a storage format; widen to f32 first";
     fail_expr(id, msg);
   }
 
   void leaf(ExprId id, const Expr& e) {
     switch (e.op) {
     case Op::Const:
-      if (e.type == ScalarType::Bool && e.imm > 1) fail_expr(id, "bool constant must be 0 or 1");
+      if (e.type == ScalarType::Bool && e.imm > 1)
+        fail_expr(id, "bool constant must be 0 or 1");
       if (truncate_width(e.type, e.imm) != e.imm)
         fail_expr(id, "constant has bits outside its type");
       return;
     case Op::LocalGet:
       use_local(e.ref, e.line);
-      if (e.type != k_.locals[e.ref].type) fail_expr(id, "local read with the wrong type");
+      if (e.type != k_.locals[e.ref].type)
+        fail_expr(id, "local read with the wrong type");
       return;
     case Op::ParamGet:
       if (e.ref >= k_.params.size() || k_.params[e.ref].is_buffer())
         fail_expr(id, "reference to a missing scalar parameter");
-      if (e.type != k_.params[e.ref].type) fail_expr(id, "parameter read with the wrong type");
+      if (e.type != k_.params[e.ref].type)
+        fail_expr(id, "parameter read with the wrong type");
       return;
     case Op::BufferLen:
       if (e.ref >= k_.params.size() || !k_.params[e.ref].is_buffer())
         fail_expr(id, "len() of something that is not a buffer");
-      if (e.type != ScalarType::U32) fail_expr(id, "len() has type u32");
+      if (e.type != ScalarType::U32)
+        fail_expr(id, "len() has type u32");
       return;
     case Op::Load: {
       check_memory(e.space, e.ref, e.line);
-      if (e.nargs != 1) fail_expr(id, "load takes one index");
+      if (e.nargs != 1)
+        fail_expr(id, "load takes one index");
       ScalarType it = k_.expr(e.args[0]).type;
-      if (!is_int(it)) fail_expr(id, "index has type " + tname(it) + "; indices are integers");
-      if (e.type != k_.element_type(e.space, e.ref)) fail_expr(id, "load with the wrong type");
+      if (!is_int(it))
+        fail_expr(id, "index has type " + tname(it) + "; indices are integers");
+      if (e.type != k_.element_type(e.space, e.ref))
+        fail_expr(id, "load with the wrong type");
       if (e.space == Space::Buffer && k_.params[e.ref].access == Access::Write)
         fail_expr(id, "load from write-only buffer '" + k_.params[e.ref].name + "'");
       return;
     }
     default:
       if (is_builtin(e.op)) {
-        if (e.imm > 2) fail_expr(id, "builtin dimension must be 0, 1 or 2");
-        if (e.type != ScalarType::U32) fail_expr(id, "builtins have type u32");
+        if (e.imm > 2)
+          fail_expr(id, "builtin dimension must be 0, 1 or 2");
+        if (e.type != ScalarType::U32)
+          fail_expr(id, "builtins have type u32");
         return;
       }
       fail_expr(id, "unknown leaf op");
@@ -245,7 +288,8 @@ private:
   // message, since that is the mistake the verifier exists to catch.
   void bind(ScalarType target, ExprId value, const std::string& where, uint32_t line) {
     ScalarType v = expr(value);
-    if (v == target) return;
+    if (v == target)
+      return;
     if (is_narrowing(v, target))
       fail("implicit narrowing from " + tname(v) + " to " + tname(target) + " in " + where +
                "; write narrow<" + tname(target) + ">(...) to round explicitly",
@@ -257,8 +301,10 @@ private:
   // ---- statements ---------------------------------------------------------------------------
   void block(const std::vector<Stmt>& stmts, int loop_depth) {
     scopes_.emplace_back();
-    for (const Stmt& s : stmts) stmt(s, loop_depth);
-    for (uint32_t l : scopes_.back()) in_scope_[l] = false;
+    for (const Stmt& s : stmts)
+      stmt(s, loop_depth);
+    for (uint32_t l : scopes_.back())
+      in_scope_[l] = false;
     scopes_.pop_back();
     checked_.clear(); // expressions may read locals that just left scope
   }
@@ -266,7 +312,8 @@ private:
   void stmt(const Stmt& s, int loop_depth) {
     switch (s.kind) {
     case StmtKind::Let:
-      if (s.local >= k_.locals.size()) fail("let of an undefined local", s.line);
+      if (s.local >= k_.locals.size())
+        fail("let of an undefined local", s.line);
       bind(k_.locals[s.local].type, s.a, "let " + k_.locals[s.local].name, s.line);
       declare(s.local, s.line);
       return;
@@ -298,10 +345,13 @@ private:
       bind(t, s.b, std::string(name(s.atomic)) + " on " + n, s.line);
       if ((s.atomic == AtomicOp::CompareExchange) != (s.c != kNone))
         fail("atomic_cmpxchg takes a comparand and other atomics do not", s.line);
-      if (s.c != kNone) bind(t, s.c, "atomic_cmpxchg comparand", s.line);
+      if (s.c != kNone)
+        bind(t, s.c, "atomic_cmpxchg comparand", s.line);
       if (s.local != kNone) {
-        if (s.local >= k_.locals.size()) fail("atomic result in an undefined local", s.line);
-        if (k_.locals[s.local].type != t) fail("atomic result local has the wrong type", s.line);
+        if (s.local >= k_.locals.size())
+          fail("atomic result in an undefined local", s.line);
+        if (k_.locals[s.local].type != t)
+          fail("atomic result local has the wrong type", s.line);
         declare(s.local, s.line);
       }
       return;
@@ -316,9 +366,11 @@ private:
       block(s.body, loop_depth + 1);
       return;
     case StmtKind::For: {
-      if (s.local >= k_.locals.size()) fail("for over an undefined local", s.line);
+      if (s.local >= k_.locals.size())
+        fail("for over an undefined local", s.line);
       ScalarType t = k_.locals[s.local].type;
-      if (!is_int(t)) fail("for loop variable '" + k_.locals[s.local].name + "' must be an integer", s.line);
+      if (!is_int(t))
+        fail("for loop variable '" + k_.locals[s.local].name + "' must be an integer", s.line);
       bind(t, s.a, "for loop start", s.line);
       bind(t, s.b, "for loop end", s.line);
       bind(t, s.c, "for loop step", s.line);
@@ -336,18 +388,21 @@ private:
              s.line);
       return;
     case StmtKind::Barrier:
-    case StmtKind::Return: return;
+    case StmtKind::Return:
+      return;
     }
   }
 
   void index(ExprId e, const std::string& mem, uint32_t line) {
     ScalarType t = expr(e);
-    if (!is_int(t)) fail("index into '" + mem + "' has type " + tname(t) + "; indices are integers", line);
+    if (!is_int(t))
+      fail("index into '" + mem + "' has type " + tname(t) + "; indices are integers", line);
   }
 
   void condition(ExprId e, const char* what, uint32_t line) {
     ScalarType t = expr(e);
-    if (t != ScalarType::Bool) fail(std::string(what) + " condition has type " + tname(t) + ", not bool", line);
+    if (t != ScalarType::Bool)
+      fail(std::string(what) + " condition has type " + tname(t) + ", not bool", line);
   }
 
   // ---- uniform control flow for barriers ----------------------------------------------------
@@ -360,15 +415,19 @@ private:
   // kernel it accepts really has uniform barriers.
   bool variant(ExprId id) {
     const Expr& e = k_.expr(id);
-    if (e.op == Op::GlobalId || e.op == Op::LocalId) return true;
-    if (e.op == Op::LocalGet) return tainted_.count(e.ref) > 0;
+    if (e.op == Op::GlobalId || e.op == Op::LocalId)
+      return true;
+    if (e.op == Op::LocalGet)
+      return tainted_.count(e.ref) > 0;
     for (int i = 0; i < e.nargs; ++i)
-      if (variant(e.args[i])) return true;
+      if (variant(e.args[i]))
+        return true;
     return false;
   }
 
   void taint(uint32_t local) {
-    if (tainted_.insert(local).second) changed_ = true;
+    if (tainted_.insert(local).second)
+      changed_ = true;
   }
 
   void flow(const std::vector<Stmt>& stmts, bool div) {
@@ -377,10 +436,12 @@ private:
       switch (s.kind) {
       case StmtKind::Let:
       case StmtKind::Assign:
-        if (d || variant(s.a)) taint(s.local);
+        if (d || variant(s.a))
+          taint(s.local);
         break;
       case StmtKind::Atomic:
-        if (s.local != kNone) taint(s.local);
+        if (s.local != kNone)
+          taint(s.local);
         break;
       case StmtKind::If: {
         bool c = d || variant(s.a);
@@ -391,8 +452,10 @@ private:
       case StmtKind::For:
       case StmtKind::While: {
         bool c = d || loop_divergent_.count(&s) > 0;
-        for (ExprId e : stmt_exprs(s)) c = c || variant(e);
-        if (s.kind == StmtKind::For && c) taint(s.local);
+        for (ExprId e : stmt_exprs(s))
+          c = c || variant(e);
+        if (s.kind == StmtKind::For && c)
+          taint(s.local);
         loops_.push_back(&s);
         flow(s.body, c);
         loops_.pop_back();
@@ -400,21 +463,25 @@ private:
       }
       case StmtKind::Break:
       case StmtKind::Continue:
-        if (d && !loops_.empty() && loop_divergent_.insert(loops_.back()).second) changed_ = true;
+        if (d && !loops_.empty() && loop_divergent_.insert(loops_.back()).second)
+          changed_ = true;
         break;
       case StmtKind::Return:
         if (d) {
           returned_divergently_ = true;
           for (const Stmt* l : loops_)
-            if (loop_divergent_.insert(l).second) changed_ = true;
+            if (loop_divergent_.insert(l).second)
+              changed_ = true;
         }
         break;
       case StmtKind::Barrier:
-        if (d && report_) fail("barrier in non-uniform control flow: it depends on lane ids, so "
-                               "only part of the workgroup may reach it",
-                               s.line);
+        if (d && report_)
+          fail("barrier in non-uniform control flow: it depends on lane ids, so "
+               "only part of the workgroup may reach it",
+               s.line);
         break;
-      case StmtKind::Store: break;
+      case StmtKind::Store:
+        break;
       }
     }
   }

@@ -11,21 +11,20 @@ namespace {
 
 std::string body_of(const Kernel& k) {
   std::string text = ir::print(k.kernel());
-  auto first = text.find('\n', text.rfind("param ") == std::string::npos ? 0 : text.rfind("param "));
+  auto first =
+      text.find('\n', text.rfind("param ") == std::string::npos ? 0 : text.rfind("param "));
   return text.substr(first + 1);
 }
 
 TEST(Dsl, MixingF16AndF32WidensToF32) {
-  auto k = kernel("mix", {64}, {"h", "f", "y"}, [](In<f16> h, In<float> f, Out<float> y) {
-    y[0u] = h[0u] + f[0u];
-  });
+  auto k = kernel("mix", {64}, {"h", "f", "y"},
+                  [](In<f16> h, In<float> f, Out<float> y) { y[0u] = h[0u] + f[0u]; });
   EXPECT_EQ(body_of(k), "  y[0:u32] = add(widen<f32>(h[0:u32]), f[0:u32]);\n}\n");
 }
 
 TEST(Dsl, F16AndBf16WidenToF32) {
-  auto k = kernel("mix2", {64}, {"h", "b", "y"}, [](In<f16> h, In<bf16> b, Out<float> y) {
-    y[0u] = h[0u] * b[0u];
-  });
+  auto k = kernel("mix2", {64}, {"h", "b", "y"},
+                  [](In<f16> h, In<bf16> b, Out<float> y) { y[0u] = h[0u] * b[0u]; });
   EXPECT_EQ(body_of(k), "  y[0:u32] = mul(widen<f32>(h[0:u32]), widen<f32>(b[0:u32]));\n}\n");
 }
 
@@ -83,7 +82,8 @@ TEST(Dsl, AtomicsReturnTheOldValue) {
     auto old = atomic_add(bins[x[global_id(0)] & 15u], 1u);
     (void)old;
   });
-  EXPECT_EQ(body_of(k), "  let t0: u32 = atomic_add(bins[and(x[global_id(0)], 15:u32)], 1:u32);\n}\n");
+  EXPECT_EQ(body_of(k),
+            "  let t0: u32 = atomic_add(bins[and(x[global_id(0)], 15:u32)], 1:u32);\n}\n");
 }
 
 TEST(Dsl, PackAndUnpack) {

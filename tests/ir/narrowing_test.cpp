@@ -70,7 +70,7 @@ TEST(Narrowing, Rule3ProductsOfF32ChainsLocalsAndOffGridConstants) {
     y[2u] = v;
     y[3u] = to_f32(h[0u]) + 0.1f; // 0.1f is not an f16 value
     y[4u] = fma(a[0u], b[0u], c[0u]);
-    y[5u] = exp(to_f32(h[0u]));   // exp is not covered by Figueroa
+    y[5u] = exp(to_f32(h[0u])); // exp is not covered by Figueroa
   });
   ASSERT_EQ(sites.size(), 6u);
   EXPECT_EQ(sites[0].shape, SiteShape::Product);
@@ -79,7 +79,8 @@ TEST(Narrowing, Rule3ProductsOfF32ChainsLocalsAndOffGridConstants) {
   EXPECT_EQ(sites[3].shape, SiteShape::Single);
   EXPECT_EQ(sites[4].shape, SiteShape::MulAdd);
   EXPECT_EQ(sites[5].shape, SiteShape::Single);
-  for (auto& s : sites) EXPECT_EQ(s.decision, Decision::Barrier) << s.where;
+  for (auto& s : sites)
+    EXPECT_EQ(s.decision, Decision::Barrier) << s.where;
   EXPECT_EQ(sites[2].producers.size(), 0u); // the local's producers live in its let
 }
 

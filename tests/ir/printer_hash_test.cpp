@@ -4,9 +4,8 @@
 #include "halfway/ir/hash.hpp"
 #include "halfway/ir/printer.hpp"
 
-#include <gtest/gtest.h>
-
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
 
 using namespace halfway;
@@ -16,8 +15,10 @@ namespace {
 
 std::string golden_file(const std::string& kernel_name) {
   std::string file;
-  for (char c : kernel_name) file += (c == '<' || c == '>' || c == ',') ? '_' : c;
-  while (!file.empty() && file.back() == '_') file.pop_back();
+  for (char c : kernel_name)
+    file += (c == '<' || c == '>' || c == ',') ? '_' : c;
+  while (!file.empty() && file.back() == '_')
+    file.pop_back();
   return std::string(HALFWAY_SOURCE_DIR) + "/examples/kernels/" + file + ".hk";
 }
 
@@ -47,7 +48,8 @@ TEST(Printer, Constants) {
   EXPECT_EQ(ir::print_constant(ScalarType::F32, 0x7fc00001), "nan(0x7fc00001):f32");
   EXPECT_EQ(ir::print_constant(ScalarType::F64, 0x3fb999999999999aull), "0.1:f64");
   EXPECT_EQ(ir::print_constant(ScalarType::F16, 0x3c00), "1.0:f16");
-  EXPECT_EQ(ir::print_constant(ScalarType::F16, 0x0001), "5.9604645e-08:f16"); // 2^-24, shortest float
+  EXPECT_EQ(ir::print_constant(ScalarType::F16, 0x0001),
+            "5.9604645e-08:f16"); // 2^-24, shortest float
   EXPECT_EQ(ir::print_constant(ScalarType::BF16, 0xc040), "-3.0:bf16");
   EXPECT_EQ(ir::print_constant(ScalarType::E4M3, 0x7e), "448.0:e4m3");
   EXPECT_EQ(ir::print_constant(ScalarType::E4M3, 0x7f), "nan(0x7f):e4m3");
@@ -58,18 +60,21 @@ TEST(Printer, Constants) {
 }
 
 TEST(Printer, QuotesNamesThatAreNotIdentifiers) {
-  EXPECT_EQ(ir::print(examples::linear<f16>().kernel()).substr(0, 27), "kernel \"linear<f16>\" workgr");
+  EXPECT_EQ(ir::print(examples::linear<f16>().kernel()).substr(0, 27),
+            "kernel \"linear<f16>\" workgr");
 }
 
 TEST(Hash, EqualKernelsHashEqual) {
-  for (const Kernel& k : examples::all()) EXPECT_EQ(ir::structural_hash(k.kernel()), k.hash());
+  for (const Kernel& k : examples::all())
+    EXPECT_EQ(ir::structural_hash(k.kernel()), k.hash());
   EXPECT_EQ(examples::saxpy().hash(), examples::saxpy().hash());
   EXPECT_EQ(examples::linear<f16>().hash(), examples::linear<f16>().hash());
 }
 
 TEST(Hash, EveryExampleHashesDifferently) {
   std::set<uint64_t> hashes;
-  for (const Kernel& k : examples::all()) hashes.insert(k.hash());
+  for (const Kernel& k : examples::all())
+    hashes.insert(k.hash());
   EXPECT_EQ(hashes.size(), examples::all().size());
 }
 
@@ -86,8 +91,8 @@ TEST(Hash, AnyChangeChangesTheHash) {
   EXPECT_NE(h, hash_of([](In<float> x, Out<f16> y) { y[global_id(0)] = x[global_id(0)] * 3.0f; }));
   EXPECT_NE(h, hash_of([](In<float> x, Out<f16> y) { y[global_id(0)] = x[global_id(0)] + 2.0f; }));
   EXPECT_NE(h, hash_of([](In<float> x, Out<f16> y) {
-    y[global_id(0)] = narrow<f16>(x[global_id(0)] * 2.0f, ir::RoundingMode::TowardZero);
-  }));
+              y[global_id(0)] = narrow<f16>(x[global_id(0)] * 2.0f, ir::RoundingMode::TowardZero);
+            }));
   EXPECT_NE(h, hash_of([](In<float> x, Out<f16> y) { y[local_id(0)] = x[global_id(0)] * 2.0f; }));
   EXPECT_NE(h, hash_of([](In<float> x, Out<bf16> y) { y[global_id(0)] = x[global_id(0)] * 2.0f; }));
 }

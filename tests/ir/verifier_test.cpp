@@ -165,11 +165,12 @@ TEST(Verifier, RejectsBarrierInLoopBoundedByLaneTaintedLocal) {
 TEST(Verifier, AcceptsBarrierUnderUniformControl) {
   auto k = build_kernel("uniform", {64}, {"x"}, [](InOut<float> x) {
     Var stride(32u, "stride");
-    While([&] { return stride > 0u; }, [&] {
-      If(local_id(0) < stride, [&] { x[local_id(0)] = x[local_id(0)] + 1.0f; });
-      Barrier();
-      stride = stride >> 1u;
-    });
+    While([&] { return stride > 0u; },
+          [&] {
+            If(local_id(0) < stride, [&] { x[local_id(0)] = x[local_id(0)] + 1.0f; });
+            Barrier();
+            stride = stride >> 1u;
+          });
     If(group_id(0) == 0u, [&] { Barrier(); });
   });
   EXPECT_EQ(rejection(k), "accepted");
@@ -252,7 +253,8 @@ TEST(Verifier, RejectsBadPackAndBitcast) {
   p.nargs = 3;
   p.args = {h, h, h, ir::kNone};
   auto packed = k.add(p);
-  auto as_float = k.add({ir::Op::Bitcast, ScalarType::F32, 1, {packed, ir::kNone, ir::kNone, ir::kNone}});
+  auto as_float =
+      k.add({ir::Op::Bitcast, ScalarType::F32, 1, {packed, ir::kNone, ir::kNone, ir::kNone}});
   k.body.push_back(store(0, constant(k, ScalarType::U32, 0), as_float));
   EXPECT_REJECTED(k, "pack<f16> takes 2 operands");
 

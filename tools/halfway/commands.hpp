@@ -2,7 +2,6 @@
 // Each subcommand registers itself on the CLI11 app and returns the exit status of its run:
 // 0 success, 1 a differential violation, 2 any error (the message is printed by main).
 #include <CLI/CLI.hpp>
-
 #include <functional>
 
 namespace halfway::cli {

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     for (auto& [sub, run] : runners)
-      if (sub->parsed()) return run();
+      if (sub->parsed())
+        return run();
     return 2;
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);

@@ -52,7 +52,8 @@ template <class C, class F> IfChain IfChain::ElseIf(const C& cond, F&& body) con
 
 // for (i = start; i < end; i += step) body(i). The loop variable's type is the integer type of
 // whichever bound is a Value (int32 when both are literals).
-template <class S, class E, class P, class F> void For(const S& start, const E& end, const P& step, F&& body) {
+template <class S, class E, class P, class F>
+void For(const S& start, const E& end, const P& step, F&& body) {
   using I = std::conditional_t<ValueLike<S>, value_elem_t<S>,
                                std::conditional_t<ValueLike<E>, value_elem_t<E>, int32_t>>;
   static_assert(is_int_v<I>, "halfway: For bounds are integers");
@@ -87,11 +88,19 @@ template <class C, class F> void While(C&& cond, F&& body) {
   bl.in_block(block.back().body, std::forward<F>(body));
 }
 
-inline void Break() { detail::emit_simple(ir::StmtKind::Break); }
-inline void Continue() { detail::emit_simple(ir::StmtKind::Continue); }
-inline void Return() { detail::emit_simple(ir::StmtKind::Return); }
+inline void Break() {
+  detail::emit_simple(ir::StmtKind::Break);
+}
+inline void Continue() {
+  detail::emit_simple(ir::StmtKind::Continue);
+}
+inline void Return() {
+  detail::emit_simple(ir::StmtKind::Return);
+}
 // Workgroup barrier: every lane waits, and shared-memory writes before it are visible after it.
-inline void Barrier() { detail::emit_simple(ir::StmtKind::Barrier); }
+inline void Barrier() {
+  detail::emit_simple(ir::StmtKind::Barrier);
+}
 
 namespace detail {
 template <class T, class X, class Y = int>
@@ -105,7 +114,8 @@ Value<T> atomic(ir::AtomicOp op, const Ref<T>& target, const X& v, const Y* cmp 
   s.mem = target.mem();
   s.a = target.index();
   s.b = as<T>(v).id();
-  if (cmp) s.c = as<T>(*cmp).id();
+  if (cmp)
+    s.c = as<T>(*cmp).id();
   s.local = bl.new_local(scalar_type_v<T>);
   ir::Expr get;
   get.op = ir::Op::LocalGet;

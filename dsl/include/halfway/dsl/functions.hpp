@@ -19,23 +19,35 @@ template <class T, class X> Value<T> unary(ir::Op op, const X& x) {
 } // namespace detail
 
 // Lane and group coordinates, dimension 0, 1 or 2. global_id = group_id * group_size + local_id.
-inline Value<uint32_t> global_id(uint32_t dim = 0) { return detail::builtin(ir::Op::GlobalId, dim); }
-inline Value<uint32_t> local_id(uint32_t dim = 0) { return detail::builtin(ir::Op::LocalId, dim); }
-inline Value<uint32_t> group_id(uint32_t dim = 0) { return detail::builtin(ir::Op::GroupId, dim); }
-inline Value<uint32_t> group_size(uint32_t dim = 0) { return detail::builtin(ir::Op::GroupSize, dim); }
-inline Value<uint32_t> num_groups(uint32_t dim = 0) { return detail::builtin(ir::Op::NumGroups, dim); }
+inline Value<uint32_t> global_id(uint32_t dim = 0) {
+  return detail::builtin(ir::Op::GlobalId, dim);
+}
+inline Value<uint32_t> local_id(uint32_t dim = 0) {
+  return detail::builtin(ir::Op::LocalId, dim);
+}
+inline Value<uint32_t> group_id(uint32_t dim = 0) {
+  return detail::builtin(ir::Op::GroupId, dim);
+}
+inline Value<uint32_t> group_size(uint32_t dim = 0) {
+  return detail::builtin(ir::Op::GroupSize, dim);
+}
+inline Value<uint32_t> num_groups(uint32_t dim = 0) {
+  return detail::builtin(ir::Op::NumGroups, dim);
+}
 
 // ---- conversions ------------------------------------------------------------------------------
 // Any conversion: widening, narrowing (rounded with `r`), int<->float (float->int truncates and
 // saturates, NaN -> 0). `saturate` clamps e4m3 overflow to +-448 instead of NaN.
 template <class T, class X>
-Value<T> convert(const X& x, ir::RoundingMode r = ir::RoundingMode::NearestEven, bool saturate = false) {
+Value<T> convert(const X& x, ir::RoundingMode r = ir::RoundingMode::NearestEven,
+                 bool saturate = false) {
   return Value<T>(detail::Node{detail::b().convert(x.id(), scalar_type_v<T>, r, saturate)});
 }
 // An explicit narrowing site: the value rounds to T (default nearest-even).
 template <class T, class X>
 Value<T> narrow(const X& x, ir::RoundingMode r = ir::RoundingMode::NearestEven) {
-  static_assert(is_float_v<T> && is_float_v<value_elem_t<X>>, "halfway: narrow<T> is float to float");
+  static_assert(is_float_v<T> && is_float_v<value_elem_t<X>>,
+                "halfway: narrow<T> is float to float");
   return convert<T>(x, r, false);
 }
 // Exact widening, e.g. f16 or fp8 weights to f32 for f32 accumulation.
@@ -44,8 +56,12 @@ template <class T, class X> Value<T> widen(const X& x) {
                 "halfway: widen<T> must be exact; use narrow<T> or convert<T>");
   return convert<T>(x);
 }
-template <class X> Value<float> to_f32(const X& x) { return widen<float>(x); }
-template <class X> Value<double> to_f64(const X& x) { return widen<double>(x); }
+template <class X> Value<float> to_f32(const X& x) {
+  return widen<float>(x);
+}
+template <class X> Value<double> to_f64(const X& x) {
+  return widen<double>(x);
+}
 template <class T, class X> Value<T> bitcast(const X& x) {
   static_assert(ir::info(scalar_type_v<T>).bits == ir::info(scalar_type_v<value_elem_t<X>>).bits,
                 "halfway: bitcast keeps the width");
@@ -79,7 +95,7 @@ template <class T, class X> Value<T> unpack(const X& word, uint32_t lane) {
 // ---- math -------------------------------------------------------------------------------------
 #define HALFWAY_UNARY(fn, op)                                                                      \
   template <class X>                                                                               \
-    requires ValueLike<X>                                                                          \
+  requires ValueLike<X>                                                                            \
   auto fn(const X& x) {                                                                            \
     return detail::unary<value_elem_t<X>>(ir::Op::op, x);                                          \
   }
@@ -100,12 +116,12 @@ HALFWAY_UNARY(fract, Fract)
 HALFWAY_UNARY(abs, Abs)
 #undef HALFWAY_UNARY
 
-#define HALFWAY_BINARY_FN(fn, code)                                                                  \
+#define HALFWAY_BINARY_FN(fn, code)                                                                \
   template <class A, class B>                                                                      \
-    requires detail::Operands<A, B>                                                                \
+  requires detail::Operands<A, B>                                                                  \
   auto fn(const A& a, const B& c) {                                                                \
     using T = detail::binary_t<A, B>;                                                              \
-    return detail::op(ir::Op::code, detail::as<T>(a), detail::as<T>(c));                             \
+    return detail::op(ir::Op::code, detail::as<T>(a), detail::as<T>(c));                           \
   }
 HALFWAY_BINARY_FN(min, Min)
 HALFWAY_BINARY_FN(max, Max)

@@ -23,7 +23,8 @@ struct Workgroup {
 };
 
 namespace detail {
-template <class F> struct body_traits : body_traits<decltype(&std::remove_cvref_t<F>::operator())> {};
+template <class F>
+struct body_traits : body_traits<decltype(&std::remove_cvref_t<F>::operator())> {};
 template <class C, class R, class... A> struct body_traits<R (C::*)(A...) const> {
   using params = std::tuple<std::remove_cvref_t<A>...>;
 };
@@ -58,7 +59,8 @@ ir::Kernel build_kernel(std::string name, Workgroup wg, std::vector<std::string>
 
 template <class F>
 Kernel kernel(std::string name, Workgroup wg, std::vector<std::string> param_names, F&& body) {
-  return ir::verify(build_kernel(std::move(name), wg, std::move(param_names), std::forward<F>(body)));
+  return ir::verify(
+      build_kernel(std::move(name), wg, std::move(param_names), std::forward<F>(body)));
 }
 // Parameters named p0, p1, ...
 template <class F> Kernel kernel(std::string name, Workgroup wg, F&& body) {

@@ -35,7 +35,8 @@ template <class T, class X> ir::ExprId stored_value(const X& v) {
 template <class T> class Ref : public Value<T> {
 public:
   Ref(ir::Space space, uint32_t mem, ir::ExprId index)
-      : Value<T>(detail::Node{make_load(space, mem, index)}), space_(space), mem_(mem), index_(index) {}
+      : Value<T>(detail::Node{make_load(space, mem, index)}), space_(space), mem_(mem),
+        index_(index) {}
 
   template <class X> const Ref& operator=(const X& v) const {
     ir::Stmt s;
@@ -47,7 +48,7 @@ public:
     detail::b().emit(std::move(s));
     return *this;
   }
-  const Ref& operator=(const Ref& v) const { return operator= <Value<T>>(v); }
+  const Ref& operator=(const Ref& v) const { return operator=<Value<T>>(v); }
   template <class X> const Ref& operator+=(const X& v) const { return *this = *this + v; }
   template <class X> const Ref& operator-=(const X& v) const { return *this = *this - v; }
   template <class X> const Ref& operator*=(const X& v) const { return *this = *this * v; }
@@ -80,7 +81,8 @@ public:
       : param_(b().add_param({std::move(name), ir::Param::Kind::Buffer, scalar_type_v<T>, A})) {}
 
   template <class I> auto operator[](const I& i) const {
-    if constexpr (A == ir::Access::Read) // read-only buffers give values, so `x[i] = v` fails to compile
+    if constexpr (A ==
+                  ir::Access::Read) // read-only buffers give values, so `x[i] = v` fails to compile
       return Value<T>(detail::Node{Ref<T>(ir::Space::Buffer, param_, index_id(i)).id()});
     else
       return Ref<T>(ir::Space::Buffer, param_, index_id(i));
@@ -115,7 +117,8 @@ private:
     ir::Expr e;
     e.op = ir::Op::ParamGet;
     e.type = scalar_type_v<T>;
-    e.ref = bl.add_param({std::move(name), ir::Param::Kind::Scalar, scalar_type_v<T>, ir::Access::Read});
+    e.ref = bl.add_param(
+        {std::move(name), ir::Param::Kind::Scalar, scalar_type_v<T>, ir::Access::Read});
     return bl.add(e);
   }
 };
@@ -139,8 +142,8 @@ private:
 template <class T> class Var : public Value<T> {
 public:
   template <class X>
-    requires(ValueLike<X> || Literal<X>)
-  Var(const X& init, const std::string& name = "") : Var(declare(init, name)) {}
+  requires(ValueLike<X> || Literal<X>) Var(const X& init, const std::string& name = "")
+      : Var(declare(init, name)) {}
   Var(const Var& other) : Var(declare(other, "")) {}
 
   template <class X> const Var& operator=(const X& v) const {
@@ -151,7 +154,7 @@ public:
     detail::b().emit(std::move(s));
     return *this;
   }
-  const Var& operator=(const Var& v) const { return operator= <Value<T>>(v); }
+  const Var& operator=(const Var& v) const { return operator=<Value<T>>(v); }
   template <class X> const Var& operator+=(const X& v) const { return *this = *this + v; }
   template <class X> const Var& operator-=(const X& v) const { return *this = *this - v; }
   template <class X> const Var& operator*=(const X& v) const { return *this = *this * v; }
@@ -170,8 +173,9 @@ private:
       return Value<T>(v).id();
     } else {
       using S = value_elem_t<X>;
-      static_assert(std::is_same_v<S, T> || ir::widens_exactly(scalar_type_v<S>, scalar_type_v<T>),
-                    "halfway: assignment would narrow or change type: use narrow<T>() or convert<T>()");
+      static_assert(
+          std::is_same_v<S, T> || ir::widens_exactly(scalar_type_v<S>, scalar_type_v<T>),
+          "halfway: assignment would narrow or change type: use narrow<T>() or convert<T>()");
       return detail::b().convert(v.id(), scalar_type_v<T>);
     }
   }
@@ -194,10 +198,10 @@ private:
 };
 
 template <class X>
-  requires ValueLike<X>
-Var(const X&, const std::string& = "") -> Var<value_elem_t<X>>;
+requires ValueLike<X> Var(const X&, const std::string& = "")
+->Var<value_elem_t<X>>;
 template <class L>
-  requires Literal<L>
-Var(const L&, const std::string& = "") -> Var<L>;
+requires Literal<L> Var(const L&, const std::string& = "")
+->Var<L>;
 
 } // namespace halfway

@@ -47,8 +47,11 @@ HALFWAY_MAP(e5m2, E5M2)
 
 template <class T> inline constexpr ir::ScalarType scalar_type_v = scalar_type_of<T>::value;
 
-// "f32", "f16", ...: the IR's name, so generic kernels can be named "linear<" + type_name<T>() + ">".
-template <class T> std::string type_name() { return std::string(ir::name(scalar_type_v<T>)); }
+// "f32", "f16", ...: the IR's name, so generic kernels can be named "linear<" + type_name<T>() +
+// ">".
+template <class T> std::string type_name() {
+  return std::string(ir::name(scalar_type_v<T>));
+}
 
 template <class T> inline constexpr bool is_float_v = ir::is_float(scalar_type_v<T>);
 template <class T> inline constexpr bool is_int_v = ir::is_int(scalar_type_v<T>);
@@ -56,7 +59,9 @@ template <class T>
 inline constexpr bool is_fp8_v = std::is_same_v<T, e4m3> || std::is_same_v<T, e5m2>;
 
 namespace detail {
-constexpr int float_rank(ir::ScalarType t) { return static_cast<int>(ir::info(t).precision); }
+constexpr int float_rank(ir::ScalarType t) {
+  return static_cast<int>(ir::info(t).precision);
+}
 
 // The type two operands of a mixed expression widen to. Floats widen to the wider format; f16 and
 // bf16 together widen to f32, since neither holds the other. Integers never mix implicitly, and

@@ -21,7 +21,9 @@ namespace detail {
 uint64_t literal_bits(ir::ScalarType type, double value);
 uint64_t literal_bits(ir::ScalarType type, int64_t value);
 uint64_t literal_bits(ir::ScalarType type, uint64_t value);
-inline dsl::Builder& b() { return dsl::Builder::current(); }
+inline dsl::Builder& b() {
+  return dsl::Builder::current();
+}
 // Wraps a node id so that it can never be mistaken for an integer literal.
 struct Node {
   ir::ExprId id;
@@ -35,8 +37,7 @@ public:
   Value() : id_(detail::b().constant(scalar_type_v<T>, 0)) {}
   // Literals: Value<float> v = 1.5;  Value<uint32_t> n = 4;
   template <class L>
-    requires(std::is_arithmetic_v<L>)
-  Value(L literal) : id_(make_literal(literal)) {}
+  requires(std::is_arithmetic_v<L>) Value(L literal) : id_(make_literal(literal)) {}
   explicit Value(detail::Node n) : id_(n.id) {}
 
   ir::ExprId id() const { return id_; }
@@ -62,14 +63,12 @@ template <class T> struct is_value : std::false_type {};
 template <class T> struct is_value<Value<T>> : std::true_type {};
 
 // The Value type of an operand: Value<T> and its subclasses keep T; literals take the other side's.
-template <class X> struct value_of {
-  using type = void;
-};
-template <class T> struct value_of<Value<T>> {
-  using type = T;
-};
+template <class X> struct value_of { using type = void; };
+template <class T> struct value_of<Value<T>> { using type = T; };
 template <class X>
-  requires requires { typename X::element_type; }
+requires requires {
+  typename X::element_type;
+}
 struct value_of<X> {
   using type = typename X::element_type;
 };
@@ -88,7 +87,8 @@ template <class T, class X> Value<T> as(const X& x) {
     if constexpr (std::is_same_v<S, T>)
       return Value<T>(detail::Node{x.id()});
     else
-      return Value<T>(detail::Node{b().convert(x.id(), scalar_type_v<T>)}); // only ever a widening here
+      return Value<T>(
+          detail::Node{b().convert(x.id(), scalar_type_v<T>)}); // only ever a widening here
   }
 }
 
@@ -97,13 +97,11 @@ template <class A, class B> struct binary_type {
   using type = common_t<value_elem_t<A>, value_elem_t<B>>;
 };
 template <class A, class B>
-  requires(Literal<A>)
-struct binary_type<A, B> {
+requires(Literal<A>) struct binary_type<A, B> {
   using type = value_elem_t<B>;
 };
 template <class A, class B>
-  requires(Literal<B>)
-struct binary_type<A, B> {
+requires(Literal<B>) struct binary_type<A, B> {
   using type = value_elem_t<A>;
 };
 template <class A, class B> using binary_t = typename binary_type<A, B>::type;
@@ -125,12 +123,12 @@ template <class T> Value<bool> cmp(ir::Op o, const Value<T>& a, const Value<T>& 
 }
 } // namespace detail
 
-#define HALFWAY_BINARY(sym, code)                                                                    \
+#define HALFWAY_BINARY(sym, code)                                                                  \
   template <class A, class B>                                                                      \
-    requires detail::Operands<A, B>                                                                \
+  requires detail::Operands<A, B>                                                                  \
   auto operator sym(const A& a, const B& c) {                                                      \
     using T = detail::binary_t<A, B>;                                                              \
-    return detail::op(ir::Op::code, detail::as<T>(a), detail::as<T>(c));                             \
+    return detail::op(ir::Op::code, detail::as<T>(a), detail::as<T>(c));                           \
   }
 HALFWAY_BINARY(+, Add)
 HALFWAY_BINARY(-, Sub)
@@ -146,12 +144,12 @@ HALFWAY_BINARY(&&, And)
 HALFWAY_BINARY(||, Or)
 #undef HALFWAY_BINARY
 
-#define HALFWAY_COMPARE(sym, code)                                                                   \
+#define HALFWAY_COMPARE(sym, code)                                                                 \
   template <class A, class B>                                                                      \
-    requires detail::Operands<A, B>                                                                \
-  Value<bool> operator sym(const A& a, const B& c) {                                               \
+  requires detail::Operands<A, B> Value<bool>                                                      \
+  operator sym(const A& a, const B& c) {                                                           \
     using T = detail::binary_t<A, B>;                                                              \
-    return detail::cmp(ir::Op::code, detail::as<T>(a), detail::as<T>(c));                            \
+    return detail::cmp(ir::Op::code, detail::as<T>(a), detail::as<T>(c));                          \
   }
 HALFWAY_COMPARE(==, Eq)
 HALFWAY_COMPARE(!=, Ne)
@@ -162,19 +160,19 @@ HALFWAY_COMPARE(>=, Ge)
 #undef HALFWAY_COMPARE
 
 template <class A>
-  requires ValueLike<A>
+requires ValueLike<A>
 auto operator-(const A& a) {
   using T = value_elem_t<A>;
   return Value<T>(detail::Node{detail::b().unary(ir::Op::Neg, scalar_type_v<T>, a.id())});
 }
 template <class A>
-  requires ValueLike<A>
+requires ValueLike<A>
 auto operator!(const A& a) {
   using T = value_elem_t<A>;
   return Value<T>(detail::Node{detail::b().unary(ir::Op::Not, scalar_type_v<T>, a.id())});
 }
 template <class A>
-  requires ValueLike<A>
+requires ValueLike<A>
 auto operator~(const A& a) {
   return !a;
 }

@@ -11,17 +11,17 @@
 namespace halfway {
 
 enum class ErrorKind {
-  Verify,         // the kernel is ill-typed or ill-formed
-  Parse,          // malformed kernel text
-  OutOfBounds,    // a load or store past the end of a buffer or shared array
-  DivideByZero,   // integer division or remainder by zero
-  ShiftOverflow,  // a shift by at least the operand's width
-  Barrier,        // a barrier reached by only part of a workgroup
-  DataRace,       // two lanes touched the same shared element between barriers, one writing
-  Unsupported,    // a backend cannot express a construct, or a device lacks a feature
-  Device,         // device loss, out of memory, no device
-  Usage,          // bad arguments: sizes, types, unknown names, missing files
-  Internal,       // a bug in halfway itself
+  Verify,        // the kernel is ill-typed or ill-formed
+  Parse,         // malformed kernel text
+  OutOfBounds,   // a load or store past the end of a buffer or shared array
+  DivideByZero,  // integer division or remainder by zero
+  ShiftOverflow, // a shift by at least the operand's width
+  Barrier,       // a barrier reached by only part of a workgroup
+  DataRace,      // two lanes touched the same shared element between barriers, one writing
+  Unsupported,   // a backend cannot express a construct, or a device lacks a feature
+  Device,        // device loss, out of memory, no device
+  Usage,         // bad arguments: sizes, types, unknown names, missing files
+  Internal,      // a bug in halfway itself
 };
 
 const char* error_kind_name(ErrorKind kind);
@@ -29,17 +29,17 @@ const char* error_kind_name(ErrorKind kind);
 // Where an error happened. Every field is optional; format() prints those that are set.
 struct ErrorContext {
   std::string kernel;
-  std::optional<uint32_t> node;  // expression or statement id inside the kernel
-  std::string node_text;         // a short rendering of that node
+  std::optional<uint32_t> node; // expression or statement id inside the kernel
+  std::string node_text;        // a short rendering of that node
   std::string buffer;
   std::optional<uint64_t> index;
   std::optional<uint64_t> length;
-  std::optional<uint64_t> workgroup;  // linear workgroup id
-  std::optional<uint32_t> lane;       // local invocation index inside the workgroup
+  std::optional<uint64_t> workgroup; // linear workgroup id
+  std::optional<uint32_t> lane;      // local invocation index inside the workgroup
   std::string file;
   uint32_t line = 0;
   uint32_t column = 0;
-  std::string source_line;  // the offending line of text, for a caret under `column`
+  std::string source_line; // the offending line of text, for a caret under `column`
 };
 
 class Error : public std::runtime_error {

@@ -53,32 +53,32 @@ struct Expr {
   uint64_t imm = 0;
   // LocalGet: local id. ParamGet: param id. Load / BufferLen: param or shared-array id.
   uint32_t ref = kNone;
-  Space space = Space::Buffer;                    // Load, BufferLen (always Buffer)
+  Space space = Space::Buffer;                       // Load, BufferLen (always Buffer)
   RoundingMode rounding = RoundingMode::NearestEven; // Convert
-  bool saturate = false;                          // Convert to fp8/ints: clamp instead of NaN/wrap
-  ScalarType aux = ScalarType::F16;               // Pack / Unpack element format
-  uint32_t line = 0;                              // source line, for kernels parsed from text
+  bool saturate = false;            // Convert to fp8/ints: clamp instead of NaN/wrap
+  ScalarType aux = ScalarType::F16; // Pack / Unpack element format
+  uint32_t line = 0;                // source line, for kernels parsed from text
 };
 
 enum class StmtKind : uint8_t {
-  Let,      // local = a (declares the local)
-  Assign,   // local = a
-  Store,    // mem[a] = b
-  Atomic,   // [local =] atomic(mem[a], b [, c]) : c is the comparand of compare-exchange
-  If,       // if a { body } else { else_body }
-  For,      // for local = a; local < b; local += c { body } (declares the local)
-  While,    // while a { body }
+  Let,    // local = a (declares the local)
+  Assign, // local = a
+  Store,  // mem[a] = b
+  Atomic, // [local =] atomic(mem[a], b [, c]) : c is the comparand of compare-exchange
+  If,     // if a { body } else { else_body }
+  For,    // for local = a; local < b; local += c { body } (declares the local)
+  While,  // while a { body }
   Break,
   Continue,
-  Barrier,  // workgroup execution and shared-memory barrier
-  Return,   // ends the lane
+  Barrier, // workgroup execution and shared-memory barrier
+  Return,  // ends the lane
 };
 
 struct Stmt {
   StmtKind kind = StmtKind::Barrier;
   uint32_t local = kNone; // Let, Assign, For, Atomic (kNone: result unused)
   Space space = Space::Buffer;
-  uint32_t mem = kNone;   // Store, Atomic: param or shared-array id
+  uint32_t mem = kNone; // Store, Atomic: param or shared-array id
   AtomicOp atomic = AtomicOp::Add;
   ExprId a = kNone, b = kNone, c = kNone;
   std::vector<Stmt> body, else_body;

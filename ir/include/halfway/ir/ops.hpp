@@ -12,18 +12,18 @@ namespace halfway::ir {
 
 // How an op's operand and result types relate.
 enum class TypeRule : uint8_t {
-  Leaf,     // no operands; the node carries its type
-  Numeric,  // operands and result share one arithmetic type (int or non-fp8 float)
-  Float,    // operands and result share one float type (f16, bf16, f32, f64)
-  Int,      // operands and result share one integer type
-  Compare,  // two operands of one type (arithmetic, or bool for eq/ne); result bool
-  Bitwise,  // operands and result share one integer type or bool
-  Shift,    // operands and result share one integer type; the amount must be < the width
-  Select,   // (bool, T, T) -> T
-  Convert,  // one operand of any non-bool type -> the node's type, with a rounding mode
-  Bitcast,  // one operand -> a type of the same width
-  Pack,     // 2 x f16/bf16 or 4 x fp8 -> u32; the node's aux type is the element format
-  Unpack,   // u32 -> element aux type, lane given by the node's immediate
+  Leaf,    // no operands; the node carries its type
+  Numeric, // operands and result share one arithmetic type (int or non-fp8 float)
+  Float,   // operands and result share one float type (f16, bf16, f32, f64)
+  Int,     // operands and result share one integer type
+  Compare, // two operands of one type (arithmetic, or bool for eq/ne); result bool
+  Bitwise, // operands and result share one integer type or bool
+  Shift,   // operands and result share one integer type; the amount must be < the width
+  Select,  // (bool, T, T) -> T
+  Convert, // one operand of any non-bool type -> the node's type, with a rounding mode
+  Bitcast, // one operand -> a type of the same width
+  Pack,    // 2 x f16/bf16 or 4 x fp8 -> u32; the node's aux type is the element format
+  Unpack,  // u32 -> element aux type, lane given by the node's immediate
 };
 
 #define HALFWAY_OPS(X)                                                                             \
@@ -39,7 +39,7 @@ enum class TypeRule : uint8_t {
   X(BufferLen, "len", 0, Leaf, false, false, 0, "exact")                                           \
   X(Load, "load", 1, Leaf, false, false, 0, "exact")                                               \
   X(Convert, "convert", 1, Convert, true, false, 0,                                                \
-    "correctly rounded with the node's rounding mode (RoundingModeRTE/RTZ float controls)")       \
+    "correctly rounded with the node's rounding mode (RoundingModeRTE/RTZ float controls)")        \
   X(Bitcast, "bitcast", 1, Bitcast, false, false, 0, "exact")                                      \
   X(Pack, "pack", -1, Pack, false, false, 0, "exact")                                              \
   X(Unpack, "unpack", 1, Unpack, false, false, 0, "exact")                                         \
@@ -65,7 +65,8 @@ enum class TypeRule : uint8_t {
   X(Tan, "tan", 1, Float, true, false, 0, "inherited from sin(x) / cos(x)")                        \
   X(Tanh, "tanh", 1, Float, true, false, 0, "inherited from its exp definition")                   \
   X(Pow, "pow", 2, Float, true, false, 0, "inherited from exp2(y * log2(x))")                      \
-  X(Erf, "erf", 1, Float, true, false, 4, "no GLSL.std.450 instruction: backend polynomial, 4 ulp") \
+  X(Erf, "erf", 1, Float, true, false, 4,                                                          \
+    "no GLSL.std.450 instruction: backend polynomial, 4 ulp")                                      \
   X(Atan2, "atan2", 2, Float, true, false, 4096, "4096 ulp")                                       \
   X(Floor, "floor", 1, Float, false, false, 0, "exact")                                            \
   X(Ceil, "ceil", 1, Float, false, false, 0, "exact")                                              \
@@ -106,7 +107,9 @@ struct OpInfo {
 };
 
 const OpInfo& info(Op op);
-inline std::string_view name(Op op) { return info(op).name; }
+inline std::string_view name(Op op) {
+  return info(op).name;
+}
 std::optional<Op> parse_op(std::string_view text);
 inline constexpr size_t kOpCount = 0
 #define HALFWAY_X(op, text, arity, rule, rounds, figueroa, ulp, precision) +1
@@ -115,7 +118,9 @@ inline constexpr size_t kOpCount = 0
     ;
 
 // Ops that read a builtin lane or group coordinate: their immediate is the dimension (0, 1, 2).
-inline bool is_builtin(Op op) { return op >= Op::GlobalId && op <= Op::NumGroups; }
+inline bool is_builtin(Op op) {
+  return op >= Op::GlobalId && op <= Op::NumGroups;
+}
 
 // Atomic read-modify-write operations (statements, on u32/i32/u64/i64 elements).
 enum class AtomicOp : uint8_t { Add, Sub, Min, Max, And, Or, Xor, Exchange, CompareExchange };

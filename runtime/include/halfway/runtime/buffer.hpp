@@ -74,9 +74,7 @@ struct Grid {
 
   // Enough workgroups along x for `lanes` lanes (the CLI's --grid N).
   static Grid for_lanes(const ir::Kernel& k, uint64_t lanes);
-  uint64_t total_groups() const {
-    return uint64_t{groups[0]} * groups[1] * groups[2];
-  }
+  uint64_t total_groups() const { return uint64_t{groups[0]} * groups[1] * groups[2]; }
 };
 
 // Throws a Usage error naming the kernel and parameter when the arguments do not fit the kernel:

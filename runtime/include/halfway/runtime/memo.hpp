@@ -25,17 +25,20 @@ template <class Compiled> class LaunchMemo {
 public:
   // The entry for `key`, made by `make()` on a miss. `hit` reports which. Thread-safe; two
   // threads missing on the same key at once may both compile, and the first result is kept.
-  std::shared_ptr<Compiled> get(const MemoKey& key, const std::function<std::shared_ptr<Compiled>()>& make,
+  std::shared_ptr<Compiled> get(const MemoKey& key,
+                                const std::function<std::shared_ptr<Compiled>()>& make,
                                 bool* hit = nullptr) {
     {
       std::lock_guard lock(mutex_);
       auto it = entries_.find(key);
       if (it != entries_.end()) {
-        if (hit) *hit = true;
+        if (hit)
+          *hit = true;
         return it->second;
       }
     }
-    if (hit) *hit = false;
+    if (hit)
+      *hit = false;
     auto made = make();
     std::lock_guard lock(mutex_);
     return entries_.emplace(key, std::move(made)).first->second;

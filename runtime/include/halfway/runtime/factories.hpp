@@ -1,0 +1,17 @@
+#pragma once
+// Constructors of the devices, one per backend library. runtime/src/devices.cpp maps device
+// names to these; a backend left out of the build is simply absent from device_names().
+
+#include "halfway/runtime/device.hpp"
+
+#include <memory>
+#include <string>
+
+namespace halfway::rt {
+
+std::unique_ptr<Device> make_interpreter_device(policy::Registry* registry);
+std::unique_ptr<Device> make_cpu_device(policy::Registry* registry);
+// `selector`: a device index or name substring; empty: HALFWAY_VK_DEVICE, else the best device.
+std::unique_ptr<Device> make_vulkan_device(policy::Registry* registry, const std::string& selector);
+
+} // namespace halfway::rt
