@@ -121,7 +121,8 @@ constexpr const FormatInfo& info(Format f) {
 static_assert(info(Format::F16).max_finite_value == 65504.0);
 static_assert(info(Format::BF16).min_subnormal_value == 0x1p-133);
 static_assert(info(Format::E4M3).max_finite_value == 448.0 && info(Format::E4M3).quiet_nan == 0x7f);
-static_assert(info(Format::E5M2).max_finite_value == 57344.0 && info(Format::E5M2).quiet_nan == 0x7e);
+static_assert(info(Format::E5M2).max_finite_value == 57344.0 &&
+              info(Format::E5M2).quiet_nan == 0x7e);
 constexpr const char* format_name(Format f) {
   return info(f).name;
 }
