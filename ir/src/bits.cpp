@@ -1,5 +1,8 @@
 #include "halfway/ir/bits.hpp"
 
+#include "halfway/ir/format.hpp"
+#include "halfway/numerics/convert.hpp"
+
 #include <bit>
 #include <cmath>
 
@@ -63,16 +66,14 @@ bool exact_bits(ScalarType type, double v, uint64_t& bits) {
     bits = std::bit_cast<uint32_t>(f);
     return static_cast<double>(f) == v || (v != v);
   }
-  // Search the (at most 2^16) patterns of the format: simple and only used for literals.
-  uint64_t count = 1ull << info(type).bits;
-  for (uint64_t b = 0; b < count; ++b) {
-    double w = widen_to_double(type, b);
-    if (w == v && std::signbit(w) == std::signbit(v)) {
-      bits = b;
-      return true;
-    }
+  // Round once, then check that nothing was lost (NaN never compares equal, so handle it first).
+  if (v != v) {
+    bits = num::quiet_nan(format_of(type), std::signbit(v));
+    return true;
   }
-  return false;
+  bits = num::from_double(format_of(type), v);
+  double back = widen_to_double(type, bits);
+  return back == v && std::signbit(back) == std::signbit(v);
 }
 
 int64_t sign_extend(uint64_t v, uint32_t width) {

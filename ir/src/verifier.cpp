@@ -46,6 +46,9 @@ private:
   void check_signature() {
     if (k_.name.empty())
       fail("kernel has an empty name");
+    for (char ch : k_.name)
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
+        fail("kernel name contains a control character");
     uint64_t lanes = 1;
     for (uint32_t d : k_.workgroup) {
       if (d == 0)
@@ -56,8 +59,7 @@ private:
       fail("workgroup of " + std::to_string(lanes) + " lanes exceeds 1024");
     std::set<std::string> names;
     auto unique = [&](const std::string& n, const char* what) {
-      if (!is_identifier(n))
-        fail(std::string(what) + " name '" + n + "' is not an identifier");
+      check_name(n, what);
       if (!names.insert(n).second)
         fail("duplicate name '" + n + "'");
     };
@@ -73,9 +75,14 @@ private:
       if (s.type == ScalarType::Bool)
         fail("shared array '" + s.name + "' has element type bool");
     }
-    for (uint32_t i = 0; i < k_.locals.size(); ++i)
-      if (!is_identifier(k_.locals[i].name))
-        fail("local name '" + k_.locals[i].name + "' is not an identifier");
+    for (uint32_t i = 0; i < k_.locals.size(); ++i) check_name(k_.locals[i].name, "local");
+  }
+
+  // Names must read back from the text form: identifiers, and not a literal's spelling.
+  void check_name(const std::string& n, const char* what) {
+    if (!is_identifier(n)) fail(std::string(what) + " name '" + n + "' is not an identifier");
+    for (const char* reserved : {"true", "false", "inf"})
+      if (n == reserved) fail(std::string(what) + " name '" + n + "' is reserved for literals");
   }
 
   // ---- locals and scopes --------------------------------------------------------------------

@@ -220,6 +220,15 @@ TEST(Verifier, RejectsDuplicateNamesAndBadWorkgroups) {
   EXPECT_REJECTED(z, "workgroup size has a zero dimension");
 }
 
+TEST(Verifier, RejectsNamesTheTextFormCannotReadBack) {
+  auto k = base();
+  k.params.push_back({"true", ir::Param::Kind::Scalar, ScalarType::F32, ir::Access::Read});
+  EXPECT_REJECTED(k, "parameter name 'true' is reserved for literals");
+  auto n = base();
+  n.name = "two\nlines";
+  EXPECT_REJECTED(n, "kernel name contains a control character");
+}
+
 TEST(Verifier, RejectsLocalShadowing) {
   auto k = build_kernel("shadow", {64}, {"x"}, [](InOut<float> x) {
     Var a(1.0f, "v");

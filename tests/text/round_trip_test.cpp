@@ -1,0 +1,212 @@
+// print(parse(text)) == text for canonical text, and parse(print(k)) hashes like k: for every
+// example kernel, every .hk file in the repository, the kernels of the DSL tests, and text that
+// stresses names, scopes and several kernels per file.
+#include "examples.hpp"
+#include "halfway/ir/hash.hpp"
+#include "halfway/text/kernel_file.hpp"
+#include "halfway/text/parse.hpp"
+#include "text_test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <map>
+
+using namespace halfway;
+using text_test::print_all;
+using text_test::read;
+
+namespace {
+
+void expect_round_trip(const Kernel& k) {
+  std::string printed = ir::print(k.kernel());
+  std::vector<ir::Kernel> parsed = text::parse_kernels(printed, k.name() + ".hk");
+  ASSERT_EQ(parsed.size(), 1u) << printed;
+  EXPECT_EQ(ir::print(parsed[0]), printed);
+  EXPECT_EQ(ir::structural_hash(parsed[0]), k.hash()) << printed;
+  EXPECT_EQ(ir::verify(parsed[0]).hash(), k.hash()) << printed;
+}
+
+TEST(RoundTrip, EveryExampleKernel) {
+  for (const Kernel& k : examples::all())
+    expect_round_trip(k);
+}
+
+TEST(RoundTrip, EveryHkFileInTheRepository) {
+  std::map<std::string, uint64_t> example_hash;
+  for (const Kernel& k : examples::all())
+    example_hash[k.name()] = k.hash();
+  size_t files = 0;
+  for (const std::string folder : {"examples/kernels", "tests/text/data"}) {
+    for (const auto& path : text_test::hk_files(folder)) {
+      ++files;
+      std::string content = read(path);
+      text::KernelFile file = text::parse_file(path.string());
+      ASSERT_FALSE(file.kernels().empty()) << path;
+      // A file may start with comment lines; everything from the first kernel on is canonical.
+      EXPECT_EQ(print_all(file.kernels()), content.substr(content.find("kernel "))) << path;
+      for (const ir::VerifiedKernel& k : file.verify_all()) {
+        auto it = example_hash.find(k.name());
+        if (it != example_hash.end()) {
+          EXPECT_EQ(k.hash(), it->second) << k.name();
+        }
+      }
+    }
+  }
+  EXPECT_GE(files, examples::all().size() + 1);
+}
+
+TEST(RoundTrip, AllExamplesInOneFile) {
+  std::string text;
+  std::vector<std::string> names;
+  for (const Kernel& k : examples::all()) {
+    text += ir::print(k.kernel());
+    names.push_back(k.name());
+  }
+  text::KernelFile file(text, "all.hk");
+  EXPECT_EQ(file.kernel_names(), names);
+  EXPECT_EQ(print_all(file.kernels()), text);
+  std::vector<ir::VerifiedKernel> verified = text::parse_verified(text, "all.hk");
+  ASSERT_EQ(verified.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    EXPECT_EQ(verified[i].hash(), examples::all()[i].hash()) << names[i];
+}
+
+// The kernels the DSL tests build, one per construct they cover.
+TEST(RoundTrip, DslTestKernels) {
+  expect_round_trip(kernel("mix", {64}, {"h", "f", "y"},
+                           [](In<f16> h, In<float> f, Out<float> y) { y[0u] = h[0u] + f[0u]; }));
+  expect_round_trip(
+      kernel("lit", {64}, {"a", "y"}, [](In<f16> a, Out<f16> y) { y[0u] = a[0u] * 0.1; }));
+  expect_round_trip(
+      kernel("litb", {64}, {"a", "y"}, [](In<bf16> a, Out<bf16> y) { y[0u] = a[0u] * 0.1; }));
+  expect_round_trip(kernel("flow", {64}, {"y", "n"}, [](Out<float> y, Scalar<uint32_t> n) {
+    Var acc(0.0f, "acc");
+    For(0u, n, [&](Value<uint32_t> j) {
+      If(j == 3u, [&] { Continue(); }).Else([&] { acc += 1.0f; });
+      If(acc > 100.0f, [&] { Break(); });
+    });
+    y[global_id(0)] = acc;
+  }));
+  expect_round_trip(kernel("hist", {64}, {"bins", "x"}, [](InOut<uint32_t> bins, In<uint32_t> x) {
+    auto old = atomic_add(bins[x[global_id(0)] & 15u], 1u);
+    (void)old;
+  }));
+  expect_round_trip(kernel("pk", {64}, {"a", "y"}, [](In<f16> a, InOut<uint32_t> y) {
+    y[0u] = pack<f16>(a[0u], a[1u]);
+    y[1u] = bitcast<uint32_t>(to_f32(unpack<f16>(y[0u], 1)));
+  }));
+  expect_round_trip(kernel({64}, [](Out<float> y) { y[0u] = 1.0f; }));
+  expect_round_trip(kernel("h", {128, 2, 1}, {"x", "y"}, [](In<float> x, Out<f16> y) {
+    y[global_id(0)] = narrow<f16>(x[global_id(0)] * 2.0f, ir::RoundingMode::TowardZero);
+  }));
+}
+
+// Locals may be named like keywords, ops and types; kernel names may need quotes and escapes.
+TEST(RoundTrip, NamesThatLookLikeKeywords) {
+  const std::string text = R"(kernel "a \"quoted\" \\ name" workgroup(1, 1, 1) {
+  param f32: f32;
+  param buffer: buffer<f32, read_write>;
+  param param: buffer<u32, write>;
+  shared shared: u32[4];
+  param[0:u32] = 1:u32;
+  shared[0:u32] = 2:u32;
+  let if: u32 = 0:u32;
+  let let: f32 = f32;
+  let barrier: u32 = if;
+  let add: u32 = add(barrier, if);
+  let len: u32 = len(buffer);
+  let nan: f32 = add(let, nan(0x7fc00000):f32);
+  barrier = add;
+  let else: f32 = let;
+  if eq(if, 0:u32) {
+    barrier;
+  }
+  else = nan;
+  let = else;
+  buffer[if] = let;
+  for kernel: u32 = if to len step 1:u32 {
+    buffer[kernel] = f32;
+  }
+  barrier;
+}
+)";
+  std::vector<ir::Kernel> parsed = text::parse_kernels(text, "names.hk");
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(parsed[0].name, "a \"quoted\" \\ name");
+  EXPECT_EQ(ir::print(parsed[0]), text);
+  EXPECT_NO_THROW(ir::verify(parsed[0]));
+}
+
+TEST(RoundTrip, CommentsAndSpacingAreNotKept) {
+  const std::string text = "// a comment before the kernel\n"
+                           "kernel   saxpy workgroup( 64,1 ,1 ){ // trailing comment\n"
+                           "param x : buffer < f32 , read > ; param y: buffer<f32, read_write>;\n"
+                           "  param a: f32;\n"
+                           "  let i: u32 = global_id( 0 );\n"
+                           "  if lt(i, len(x)) { y[i] = add(mul(a, x[i]), y[i]); }\n"
+                           "}\n";
+  std::vector<ir::Kernel> parsed = text::parse_kernels(text, "spaced.hk");
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_EQ(ir::print(parsed[0]), ir::print(examples::saxpy().kernel()));
+  EXPECT_EQ(ir::structural_hash(parsed[0]), examples::saxpy().hash());
+}
+
+TEST(RoundTrip, EmptyTextHasNoKernels) {
+  EXPECT_TRUE(text::parse_kernels("", "empty.hk").empty());
+  EXPECT_TRUE(text::parse_kernels("  // only a comment\n\n", "empty.hk").empty());
+}
+
+TEST(Parse, StatementsAndExpressionsCarryTheirLines) {
+  const std::string text = ir::print(examples::saxpy().kernel());
+  ir::Kernel k = text::parse_kernels(text, "saxpy.hk").at(0);
+  ASSERT_EQ(k.body.size(), 2u);
+  EXPECT_EQ(k.body[0].line, 5u); // let i
+  EXPECT_EQ(k.body[1].line, 6u); // if
+  EXPECT_EQ(k.expr(k.body[1].a).line, 6u);
+  ASSERT_EQ(k.body[1].body.size(), 1u);
+  EXPECT_EQ(k.body[1].body[0].line, 7u); // the store
+  EXPECT_EQ(k.expr(k.body[1].body[0].b).line, 7u);
+}
+
+TEST(Parse, NamesResolveToTheInnermostLocalElseAParameter) {
+  const std::string text = R"(kernel k workgroup(1, 1, 1) {
+  param y: buffer<u32, write>;
+  param n: u32;
+  if eq(n, 0:u32) {
+    let v: u32 = 1:u32;
+    y[0:u32] = v;
+  } else {
+    let v: u32 = 2:u32;
+    y[0:u32] = v;
+  }
+  y[1:u32] = n;
+}
+)";
+  ir::Kernel k = text::parse_kernels(text, "scopes.hk").at(0);
+  ASSERT_EQ(k.locals.size(), 2u);
+  const ir::Stmt& branch = k.body[0];
+  EXPECT_EQ(k.expr(branch.body[1].b).ref, branch.body[0].local);
+  EXPECT_EQ(k.expr(branch.else_body[1].b).ref, branch.else_body[0].local);
+  EXPECT_NE(branch.body[0].local, branch.else_body[0].local);
+  EXPECT_EQ(k.expr(k.body[1].b).op, ir::Op::ParamGet);
+  EXPECT_NO_THROW(ir::verify(k));
+  EXPECT_EQ(ir::print(k), text);
+}
+
+TEST(Parse, ALocalIsNotVisibleAfterItsBlock) {
+  const std::string text = "kernel k workgroup(1, 1, 1) {\n"
+                           "  param y: buffer<u32, write>;\n"
+                           "  for i: u32 = 0:u32 to 4:u32 step 1:u32 {\n"
+                           "    let v: u32 = i;\n"
+                           "  }\n"
+                           "  y[0:u32] = v;\n"
+                           "}\n";
+  try {
+    text::parse_kernels(text, "scope.hk");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.context().line, 6u);
+    EXPECT_NE(std::string(e.what()).find("unknown name 'v'"), std::string::npos) << e.what();
+  }
+}
+
+} // namespace

@@ -1,0 +1,134 @@
+#pragma once
+// The syntax tree the Spirit X3 grammar produces. It records only what the text says, with the
+// byte offset where each part starts; names are not resolved and types not inferred here. That
+// work is done by lower.cpp, in plain C++, so that the grammar stays small (X3 is slow to compile)
+// and semantic errors get precise messages instead of X3's generic "expected ...".
+
+#include <boost/spirit/home/x3/support/ast/variant.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace halfway::text::ast {
+
+namespace x3 = boost::spirit::x3;
+
+// Where a node starts, as a byte offset into the source text (set by the grammar's on_success).
+struct Pos {
+  uint32_t offset = 0;
+};
+
+// An identifier, type name, template argument or keyword, with its position.
+struct Word : Pos {
+  std::string text;
+};
+
+// A constant: its text ("1.5", "-inf", "nan(0x7e00)", "true", "0") and its type suffix, empty when
+// the text has none (only builtin dimensions are written without one).
+struct Literal : Pos {
+  std::string text;
+  std::string type;
+};
+
+struct Call;
+struct Index;
+
+// An expression: a constant, a name (a local or a scalar parameter), a call `head<targs>(args)`
+// or an element `name[index]`.
+struct Expr : x3::variant<Literal, Word, x3::forward_ast<Call>, x3::forward_ast<Index>> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
+struct Call : Pos {
+  Word head;
+  std::vector<Word> targs; // the <...> arguments; empty when there are none
+  std::vector<Expr> args;
+};
+
+struct Index : Pos {
+  Word name;
+  Expr index;
+};
+
+struct Let;
+struct Assign;
+struct Store;
+struct If;
+struct For;
+struct While;
+
+// A statement. A Call is an atomic whose result is unused; a Word is break, continue, barrier or
+// return.
+struct Stmt : x3::variant<x3::forward_ast<Let>, x3::forward_ast<Assign>, x3::forward_ast<Store>,
+                          x3::forward_ast<Call>, x3::forward_ast<If>, x3::forward_ast<For>,
+                          x3::forward_ast<While>, Word> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
+struct Let : Pos {
+  Word name;
+  Word type;
+  Expr value;
+};
+
+struct Assign : Pos {
+  Word name;
+  Expr value;
+};
+
+struct Store : Pos {
+  Word name;
+  Expr index;
+  Expr value;
+};
+
+struct If : Pos {
+  Expr cond;
+  std::vector<Stmt> body;
+  std::vector<Stmt> else_body;
+};
+
+struct For : Pos {
+  Word name;
+  Word type;
+  Expr start, end, step;
+  std::vector<Stmt> body;
+};
+
+struct While : Pos {
+  Expr cond;
+  std::vector<Stmt> body;
+};
+
+// `buffer<type, access>` (access set) or a scalar `type` (access empty).
+struct ParamType {
+  Word type;
+  Word access;
+};
+
+struct Param : Pos {
+  Word name;
+  ParamType type;
+};
+
+struct Shared : Pos {
+  Word name;
+  Word type;
+  uint32_t size = 0;
+};
+
+struct Decl : x3::variant<Param, Shared> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
+struct Kernel : Pos {
+  std::string name;
+  uint32_t wx = 1, wy = 1, wz = 1;
+  std::vector<Decl> decls;
+  std::vector<Stmt> body;
+};
+
+} // namespace halfway::text::ast

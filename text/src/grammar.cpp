@@ -1,0 +1,279 @@
+// The X3 grammar. Design rules that keep its errors clear and its speed linear:
+//  - after the token that decides what a construct is, every further part is an expectation
+//    (`>`), so a mistake is reported where it is, naming the part that was expected;
+//  - alternatives only ever backtrack over a name or a literal, never over a whole subtree;
+//  - rules are named after what they mean to a reader ("an expression", "a type"), since X3 puts
+//    a failed rule's name into the error.
+#include "grammar.hpp"
+
+#include <boost/fusion/include/adapt_struct.hpp>
+#include <boost/spirit/home/x3.hpp>
+#include <cctype>
+
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Literal, text, type)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Call, head, targs, args)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Index, name, index)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Let, name, type, value)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Assign, name, value)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Store, name, index, value)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::If, cond, body, else_body)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::For, name, type, start, end, step, body)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::While, cond, body)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::ParamType, type, access)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Param, name, type)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Shared, name, type, size)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Kernel, name, wx, wy, wz, decls, body)
+
+namespace halfway::text {
+namespace grammar {
+
+namespace x3 = boost::spirit::x3;
+namespace ascii = x3::ascii;
+using x3::attr;
+using x3::lexeme;
+using x3::lit;
+using x3::raw;
+
+// The start of the text, so that on_success can turn iterators into offsets.
+struct begin_tag;
+
+// Rule ids deriving from Tagged record the offset where their node starts (after whitespace).
+struct Tagged {
+  template <class It, class Attr, class Ctx>
+  void on_success(It const& first, It const&, Attr& node, Ctx const& ctx) const {
+    if constexpr (std::is_base_of_v<ast::Pos, Attr>)
+      node.offset = static_cast<uint32_t>(first - x3::get<begin_tag>(ctx));
+  }
+};
+
+auto const idchar = ascii::alnum | lit('_');
+auto const identifier = lexeme[raw[(ascii::alpha | lit('_')) >> *idchar]];
+
+// The action of the word rules: the raw[] range gives both the text and where it starts (rules
+// with actions get no on_success call with their attribute).
+auto const set_text = [](auto& ctx) {
+  auto const& range = x3::_attr(ctx);
+  x3::_val(ctx).text.assign(range.begin(), range.end());
+  x3::_val(ctx).offset = static_cast<uint32_t>(range.begin() - x3::get<begin_tag>(ctx));
+};
+
+// Whitespace and `//` comments.
+auto const skipper = ascii::space | (lit("//") >> *(x3::char_ - lit('\n')));
+
+// ---- words ----------------------------------------------------------------------------------
+x3::rule<class ident_r, std::string> const ident = "an identifier";
+auto const ident_def = identifier;
+
+struct name_r;
+x3::rule<name_r, ast::Word> const name = "a name";
+auto const name_def = identifier[set_text];
+
+struct type_r;
+x3::rule<type_r, ast::Word> const type = "a type";
+auto const type_def = identifier[set_text];
+
+struct access_r;
+x3::rule<access_r, ast::Word> const access = "an access mode (read, write or read_write)";
+auto const access_def = identifier[set_text];
+
+struct targ_r;
+x3::rule<targ_r, ast::Word> const targ = "a type, rounding mode or lane";
+auto const targ_def = lexeme[raw[+idchar]][set_text];
+
+#define HALFWAY_KEYWORD(id, text)                                                                  \
+  x3::rule<class id##_r> const id = "'" text "'";                                                  \
+  auto const id##_def = lexeme[lit(text) >> !idchar];
+
+HALFWAY_KEYWORD(kw_kernel, "kernel")
+HALFWAY_KEYWORD(kw_workgroup, "workgroup")
+HALFWAY_KEYWORD(kw_param, "param")
+HALFWAY_KEYWORD(kw_buffer, "buffer")
+HALFWAY_KEYWORD(kw_shared, "shared")
+HALFWAY_KEYWORD(kw_let, "let")
+HALFWAY_KEYWORD(kw_if, "if")
+HALFWAY_KEYWORD(kw_else, "else")
+HALFWAY_KEYWORD(kw_for, "for")
+HALFWAY_KEYWORD(kw_to, "to")
+HALFWAY_KEYWORD(kw_step, "step")
+HALFWAY_KEYWORD(kw_while, "while")
+#undef HALFWAY_KEYWORD
+
+// Locals and buffers may be named like keywords. `else`, `param` and `shared` are tried where a
+// statement could also start, so they only count as keywords when no '=' or '[' follows.
+auto const not_assigned = !(lit('=') | lit('['));
+
+// ---- expressions ----------------------------------------------------------------------------
+auto const digits = +ascii::digit;
+auto const decimal = digits >> -(lit('.') >> digits) >>
+                     -(ascii::char_("eE") >> -ascii::char_("+-") >> digits);
+
+x3::rule<class number_text_r, std::string> const number_text = "a number";
+auto const number_text_def =
+    lexeme[raw[-lit('-') >> (decimal | lit("inf") | (lit("nan(0x") >> +ascii::xdigit >> ')')) >>
+               !idchar]];
+
+x3::rule<class suffix_r, std::string> const suffix = "a type suffix";
+auto const suffix_def = lit(':') > ident;
+
+struct number_r : Tagged {};
+x3::rule<number_r, ast::Literal> const number = "a constant";
+auto const number_def = number_text >> -suffix;
+
+struct boolean_r : Tagged {};
+x3::rule<boolean_r, ast::Literal> const boolean = "true or false";
+auto const boolean_def = lexeme[raw[(lit("true") | lit("false")) >> !idchar]] >>
+                         attr(std::string());
+
+x3::rule<class expr_r, ast::Expr> const expr = "an expression";
+
+x3::rule<class targs_r, std::vector<ast::Word>> const targs = "template arguments";
+auto const targs_def = lit('<') > targ > *(lit(',') > targ) > lit('>');
+
+x3::rule<class arg_items_r, std::vector<ast::Expr>> const arg_items = "an expression or ')'";
+auto const arg_items_def = lit(')') | (expr > *(lit(',') > expr) > lit(')'));
+
+x3::rule<class args_r, std::vector<ast::Expr>> const args = "'('";
+auto const args_def = lit('(') > arg_items;
+
+// A name followed by '<' or '(' is a call: from there on, every part is expected.
+struct call_r : Tagged {};
+x3::rule<call_r, ast::Call> const call = "a call";
+auto const call_def = (name >> &(lit('<') | lit('('))) > -targs > args;
+
+struct index_r : Tagged {};
+x3::rule<index_r, ast::Index> const index = "an element";
+auto const index_def = (name >> lit('[')) > expr > lit(']');
+
+auto const expr_def = boolean | number | call | index | name;
+
+// ---- statements -----------------------------------------------------------------------------
+x3::rule<class stmt_r, ast::Stmt> const stmt = "a statement";
+
+x3::rule<class close_r> const close = "a statement or '}'";
+auto const close_def = lit('}');
+
+x3::rule<class block_r, std::vector<ast::Stmt>> const block = "'{'";
+auto const block_def = lit('{') > *stmt > close;
+
+struct let_r : Tagged {};
+x3::rule<let_r, ast::Let> const let = "a let statement";
+auto const let_def = kw_let > name > lit(':') > type > lit('=') > expr > lit(';');
+
+struct assign_r : Tagged {};
+x3::rule<assign_r, ast::Assign> const assign = "an assignment";
+auto const assign_def = (name >> lit('=')) > expr > lit(';');
+
+struct store_r : Tagged {};
+x3::rule<store_r, ast::Store> const store = "a store";
+auto const store_def = (name >> lit('[')) > expr > lit(']') > lit('=') > expr > lit(';');
+
+x3::rule<class call_stmt_r, ast::Call> const call_stmt = "a call statement";
+auto const call_stmt_def = call > lit(';');
+
+struct if_r : Tagged {};
+x3::rule<if_r, ast::If> const if_ = "an if statement";
+auto const if__def = kw_if > expr > block > -((kw_else >> not_assigned) > block);
+
+struct for_r : Tagged {};
+x3::rule<for_r, ast::For> const for_ = "a for statement";
+auto const for__def = kw_for > name > lit(':') > type > lit('=') > expr > kw_to > expr > kw_step
+                      > expr > block;
+
+struct while_r : Tagged {};
+x3::rule<while_r, ast::While> const while_ = "a while statement";
+auto const while__def = kw_while > expr > block;
+
+struct jump_word_r;
+x3::rule<jump_word_r, ast::Word> const jump_word = "break, continue, barrier or return";
+auto const jump_word_def =
+    lexeme[raw[(lit("break") | lit("continue") | lit("barrier") | lit("return")) >> !idchar]]
+          [set_text];
+
+x3::rule<class jump_r, ast::Word> const jump = "a statement";
+auto const jump_def = jump_word > lit(';');
+
+// Assignments and stores first: a local may be named like a keyword (`if = ...;`).
+auto const stmt_def = assign | store | let | if_ | for_ | while_ | jump | call_stmt;
+
+// ---- declarations and kernels ---------------------------------------------------------------
+x3::rule<class param_type_r, ast::ParamType> const param_type = "a type or buffer<type, access>";
+auto const param_type_def =
+    (kw_buffer > lit('<') > type > lit(',') > access > lit('>')) | (type >> attr(ast::Word()));
+
+struct param_r : Tagged {};
+x3::rule<param_r, ast::Param> const param = "a parameter";
+auto const param_def = (kw_param >> not_assigned) > name > lit(':') > param_type > lit(';');
+
+x3::rule<class size_r, uint32_t> const size = "a size (an unsigned 32-bit integer)";
+auto const size_def = x3::uint_parser<uint32_t>();
+
+struct shared_r : Tagged {};
+x3::rule<shared_r, ast::Shared> const shared = "a shared array";
+auto const shared_def = (kw_shared >> not_assigned) > name > lit(':') > type > lit('[') > size >
+                        lit(']') > lit(';');
+
+x3::rule<class decl_r, ast::Decl> const decl = "a declaration";
+auto const decl_def = param | shared;
+
+x3::rule<class quoted_r, std::string> const quoted = "a quoted name";
+auto const quoted_def =
+    lexeme[lit('"') > *((lit('\\') > ascii::char_("\"\\")) |
+                        (x3::char_ - lit('"') - lit('\\') - lit('\n'))) > lit('"')];
+
+x3::rule<class kernel_name_r, std::string> const kernel_name = "a kernel name";
+auto const kernel_name_def = ident | quoted;
+
+struct kernel_r : Tagged {};
+x3::rule<kernel_r, ast::Kernel> const kernel = "a kernel";
+auto const kernel_def = kw_kernel > kernel_name > kw_workgroup > lit('(') > size > lit(',') > size >
+                        lit(',') > size > lit(')') > lit('{') > *decl > *stmt > close;
+
+x3::rule<class end_r> const end = "'kernel' or the end of the text";
+auto const end_def = x3::eoi;
+
+x3::rule<class file_r, std::vector<ast::Kernel>> const file = "kernels";
+auto const file_def = *kernel > end;
+
+BOOST_SPIRIT_DEFINE(ident, name, type, access, targ, kw_kernel, kw_workgroup, kw_param, kw_buffer,
+                    kw_shared, kw_let, kw_if, kw_else, kw_for, kw_to, kw_step, kw_while,
+                    number_text, suffix, number, boolean, expr, targs, arg_items, args, call, index,
+                    stmt, close, block, let, assign, store, call_stmt, if_, for_, while_, jump_word,
+                    jump, param_type, param, size, shared, decl, quoted, kernel_name, kernel, end,
+                    file)
+
+} // namespace grammar
+
+std::vector<ast::Kernel> parse_syntax(const Source& source) {
+  namespace x3 = boost::spirit::x3;
+  std::string_view text = source.text();
+  const char* begin = text.data();
+  const char* first = begin;
+  const char* last = begin + text.size();
+  std::vector<ast::Kernel> kernels;
+  try {
+    auto parser = x3::with<grammar::begin_tag>(begin)[grammar::file];
+    if (!x3::phrase_parse(first, last, parser, grammar::skipper, kernels))
+      source.fail(static_cast<uint32_t>(first - begin), "malformed kernel text");
+  } catch (const x3::expectation_failure<const char*>& e) {
+    // X3 reports a position near the failure, before or after the whitespace the failed part
+    // skipped. "found" names the next token. The caret goes under it, except when a punctuation
+    // mark was expected and the next token is on a later line: then the mark is missing at the
+    // end of the earlier line (a ';' say), and the caret goes just after its last token. Inside a
+    // quoted name whitespace is part of the name, so the next character is what was found.
+    const std::string& what = e.which();
+    uint32_t where = static_cast<uint32_t>(e.where() - begin);
+    bool in_quotes = what == "'\"'";
+    uint32_t next = in_quotes ? where : source.skip_blank(where);
+    uint32_t after = in_quotes ? where : source.end_of_previous_token(where);
+    bool punctuation =
+        what.size() == 3 && what[0] == '\'' && !std::isalnum(static_cast<unsigned char>(what[1]));
+    uint32_t at = next;
+    if (next >= text.size() || (punctuation && source.line_of(after) < source.line_of(next)))
+      at = after;
+    std::string found = source.token_at(next);
+    source.fail(at, "expected " + what + ", found " + found);
+  }
+  return kernels;
+}
+
+} // namespace halfway::text

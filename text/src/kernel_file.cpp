@@ -1,0 +1,153 @@
+#include "halfway/text/kernel_file.hpp"
+
+#include "halfway/ir/error.hpp"
+#include "halfway/text/parse.hpp"
+#include "lower.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace halfway::text {
+
+struct KernelFile::Impl {
+  // The text never moves once the Source points into it (Impl lives behind a shared_ptr).
+  Impl(std::string t, std::string file) : text(std::move(t)), source(text, std::move(file)) {
+    for (Lowered& l : parse_source(source)) {
+      kernels.push_back(std::move(l.kernel));
+      maps.push_back(std::move(l.map));
+    }
+  }
+
+  // Where a verifier error about kernel i is in the text: the expression node when it names one,
+  // else the first statement on its line, else the kernel's header.
+  uint32_t offset_of(size_t i, const ErrorContext& c) const {
+    const SourceMap& m = maps[i];
+    if (c.node && *c.node < m.exprs.size())
+      return m.exprs[*c.node];
+    if (c.line) {
+      auto it = m.stmts.find(c.line);
+      return it != m.stmts.end() ? it->second : source.first_nonblank(c.line);
+    }
+    return m.header;
+  }
+
+  ir::VerifiedKernel verify(size_t i) const {
+    try {
+      return ir::verify(kernels[i]);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Verify)
+        throw;
+      ErrorContext c = e.context();
+      ErrorContext where = source.context(offset_of(i, c));
+      c.file = where.file;
+      c.line = where.line;
+      c.column = where.column;
+      c.source_line = where.source_line;
+      throw Error(ErrorKind::Verify, e.message(), c);
+    }
+  }
+
+  std::string text;
+  Source source;
+  std::vector<ir::Kernel> kernels;
+  std::vector<SourceMap> maps;
+};
+
+KernelFile::KernelFile(std::string text, std::string file_name)
+    : impl_(std::make_shared<const Impl>(std::move(text), std::move(file_name))) {}
+
+const std::string& KernelFile::file_name() const {
+  return impl_->source.file();
+}
+const std::string& KernelFile::text() const {
+  return impl_->text;
+}
+const std::vector<ir::Kernel>& KernelFile::kernels() const {
+  return impl_->kernels;
+}
+
+std::vector<std::string> KernelFile::kernel_names() const {
+  std::vector<std::string> names;
+  for (const ir::Kernel& k : impl_->kernels)
+    names.push_back(k.name);
+  return names;
+}
+
+namespace {
+size_t index_of(const KernelFile& f, std::string_view name) {
+  const auto& ks = f.kernels();
+  for (size_t i = 0; i < ks.size(); ++i)
+    if (ks[i].name == name)
+      return i;
+  std::string have;
+  for (const ir::Kernel& k : ks)
+    have += (have.empty() ? "" : ", ") + k.name;
+  ErrorContext c;
+  c.file = f.file_name();
+  throw Error(ErrorKind::Usage,
+              "unknown kernel " + std::string(name) + " in " + f.file_name() +
+                  (ks.empty() ? "; it has no kernels" : "; it has " + have),
+              c);
+}
+} // namespace
+
+const ir::Kernel& KernelFile::kernel(std::string_view name) const {
+  return impl_->kernels[index_of(*this, name)];
+}
+
+ir::VerifiedKernel KernelFile::verify(std::string_view name) const {
+  return impl_->verify(index_of(*this, name));
+}
+
+ir::VerifiedKernel KernelFile::verify(size_t index) const {
+  if (index >= impl_->kernels.size())
+    throw Error(ErrorKind::Usage, "kernel index " + std::to_string(index) + " is past the " +
+                                      std::to_string(impl_->kernels.size()) + " kernels of " +
+                                      file_name());
+  return impl_->verify(index);
+}
+
+std::vector<ir::VerifiedKernel> KernelFile::verify_all() const {
+  std::vector<ir::VerifiedKernel> out;
+  for (size_t i = 0; i < impl_->kernels.size(); ++i)
+    out.push_back(impl_->verify(i));
+  return out;
+}
+
+KernelFile parse_file(const std::string& path) {
+  ErrorContext c;
+  c.file = path;
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    throw Error(ErrorKind::Usage, "cannot read kernel file " + path + ": no such file", c);
+  if (std::filesystem::is_directory(status))
+    throw Error(ErrorKind::Usage, "cannot read kernel file " + path + ": it is a directory", c);
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorKind::Usage, "cannot read kernel file " + path + ": " + std::strerror(errno),
+                c);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    throw Error(ErrorKind::Usage, "cannot read kernel file " + path + ": read failed", c);
+  return KernelFile(std::move(text).str(), path);
+}
+
+std::vector<ir::Kernel> parse_kernels(std::string_view text, const std::string& file_name) {
+  Source source(text, file_name);
+  std::vector<ir::Kernel> out;
+  for (Lowered& l : parse_source(source))
+    out.push_back(std::move(l.kernel));
+  return out;
+}
+
+std::vector<ir::VerifiedKernel> parse_verified(std::string_view text,
+                                               const std::string& file_name) {
+  return KernelFile(std::string(text), file_name).verify_all();
+}
+
+} // namespace halfway::text

@@ -1,0 +1,537 @@
+#include "lower.hpp"
+
+#include "grammar.hpp"
+#include "literal.hpp"
+
+#include <charconv>
+
+namespace halfway::text {
+
+using ir::ExprId;
+using ir::kNone;
+using ir::ScalarType;
+
+namespace {
+
+namespace x3 = boost::spirit::x3;
+
+template <class T> const T& unwrap(const T& t) {
+  return t;
+}
+template <class T> const T& unwrap(const x3::forward_ast<T>& t) {
+  return t.get();
+}
+
+uint32_t offset_of(const ast::Expr& e) {
+  return boost::apply_visitor([](const auto& n) -> uint32_t { return unwrap(n).offset; }, e.get());
+}
+
+const ast::Call* as_call(const ast::Expr& e) {
+  auto* c = boost::get<x3::forward_ast<ast::Call>>(&e.get());
+  return c ? &c->get() : nullptr;
+}
+
+std::string tname(ScalarType t) {
+  return std::string(ir::name(t));
+}
+
+// Names the text cannot use for a parameter, shared array or local: in an expression they read as
+// constants.
+bool reserved(const std::string& n) {
+  return n == "true" || n == "false" || n == "inf";
+}
+
+class Lowerer {
+public:
+  explicit Lowerer(const Source& source) : src_(source) {}
+
+  Lowered run(const ast::Kernel& ak) {
+    map_.header = ak.offset;
+    k_.name = ak.name;
+    k_.workgroup = {ak.wx, ak.wy, ak.wz};
+    for (const ast::Decl& d : ak.decls)
+      boost::apply_visitor([&](const auto& decl) { declare(decl); }, d.get());
+    scopes_.emplace_back();
+    block(ak.body, k_.body);
+    return Lowered{std::move(k_), std::move(map_)};
+  }
+
+private:
+  [[noreturn]] void fail(uint32_t offset, const std::string& message) const {
+    src_.fail(offset, message);
+  }
+
+  // ---- declarations -------------------------------------------------------------------------
+  void check_new_name(const ast::Word& n, const char* what) {
+    if (reserved(n.text))
+      fail(n.offset, "'" + n.text + "' is a constant and cannot name a " + what);
+    for (const ir::Param& p : k_.params)
+      if (p.name == n.text)
+        fail(n.offset, "duplicate name '" + n.text + "': a parameter has it");
+    for (const ir::SharedArray& s : k_.shared)
+      if (s.name == n.text)
+        fail(n.offset, "duplicate name '" + n.text + "': a shared array has it");
+  }
+
+  void declare(const ast::Param& p) {
+    check_new_name(p.name, "parameter");
+    ir::Param out;
+    out.name = p.name.text;
+    out.type = scalar_type(src_, p.type.type);
+    if (p.type.access.text.empty()) {
+      out.kind = ir::Param::Kind::Scalar;
+    } else {
+      out.kind = ir::Param::Kind::Buffer;
+      out.access = access(p.type.access);
+    }
+    k_.params.push_back(out);
+  }
+
+  void declare(const ast::Shared& s) {
+    check_new_name(s.name, "shared array");
+    k_.shared.push_back({s.name.text, scalar_type(src_, s.type), s.size});
+  }
+
+  ir::Access access(const ast::Word& w) {
+    for (auto a : {ir::Access::Read, ir::Access::Write, ir::Access::ReadWrite})
+      if (ir::name(a) == w.text)
+        return a;
+    fail(w.offset, "unknown access mode '" + w.text + "'; use read, write or read_write");
+  }
+
+  // ---- names --------------------------------------------------------------------------------
+  uint32_t declare_local(const ast::Word& n, ScalarType type) {
+    if (reserved(n.text))
+      fail(n.offset, "'" + n.text + "' is a constant and cannot name a local");
+    k_.locals.push_back({n.text, type});
+    uint32_t id = static_cast<uint32_t>(k_.locals.size() - 1);
+    scopes_.back().push_back(id);
+    return id;
+  }
+
+  uint32_t find_local(const std::string& n) const {
+    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope)
+      for (auto it = scope->rbegin(); it != scope->rend(); ++it)
+        if (k_.locals[*it].name == n)
+          return *it;
+    return kNone;
+  }
+
+  uint32_t find_shared(const std::string& n) const {
+    for (uint32_t i = 0; i < k_.shared.size(); ++i)
+      if (k_.shared[i].name == n)
+        return i;
+    return kNone;
+  }
+
+  // A buffer parameter or shared array, for loads, stores and atomics.
+  std::pair<ir::Space, uint32_t> memory(const ast::Word& n) const {
+    uint32_t p = k_.find_param(n.text);
+    if (p != kNone && k_.params[p].is_buffer())
+      return {ir::Space::Buffer, p};
+    uint32_t s = find_shared(n.text);
+    if (s != kNone)
+      return {ir::Space::Shared, s};
+    if (p != kNone)
+      fail(n.offset, "'" + n.text + "' is a scalar parameter, not a buffer; it cannot be indexed");
+    if (find_local(n.text) != kNone)
+      fail(n.offset, "'" + n.text + "' is a local, not a buffer; it cannot be indexed");
+    fail(n.offset, "unknown buffer or shared array '" + n.text + "'");
+  }
+
+  // ---- expressions --------------------------------------------------------------------------
+  ExprId add(ir::Expr e, uint32_t offset) {
+    e.line = src_.line_of(offset);
+    map_.exprs.push_back(offset);
+    return k_.add(e);
+  }
+  ScalarType type_of(ExprId id) const { return k_.expr(id).type; }
+
+  ExprId expr(const ast::Expr& e) {
+    return boost::apply_visitor([&](const auto& n) { return node(unwrap(n)); }, e.get());
+  }
+
+  ExprId node(const ast::Literal& lit) {
+    ir::Expr e;
+    e.op = ir::Op::Const;
+    if (lit.type.empty()) {
+      if (lit.text != "true" && lit.text != "false") {
+        bool is_int = lit.text.find_first_not_of("-0123456789") == std::string::npos;
+        fail(lit.offset, "constant " + lit.text + " needs a type suffix, e.g. " + lit.text +
+                             (is_int ? ":u32" : ":f32"));
+      }
+      e.type = ScalarType::Bool;
+    } else {
+      ast::Word w;
+      w.text = lit.type;
+      w.offset = lit.offset + static_cast<uint32_t>(lit.text.size()) + 1;
+      e.type = scalar_type(src_, w);
+    }
+    e.imm = literal_bits(src_, lit, e.type);
+    return add(e, lit.offset);
+  }
+
+  ExprId node(const ast::Word& w) {
+    ir::Expr e;
+    uint32_t local = find_local(w.text);
+    if (local != kNone) {
+      e.op = ir::Op::LocalGet;
+      e.ref = local;
+      e.type = k_.locals[local].type;
+      return add(e, w.offset);
+    }
+    uint32_t p = k_.find_param(w.text);
+    if (p != kNone && !k_.params[p].is_buffer()) {
+      e.op = ir::Op::ParamGet;
+      e.ref = p;
+      e.type = k_.params[p].type;
+      return add(e, w.offset);
+    }
+    if (p != kNone)
+      fail(w.offset, "'" + w.text + "' is a buffer: read an element with " + w.text +
+                         "[i] or its length with len(" + w.text + ")");
+    if (find_shared(w.text) != kNone)
+      fail(w.offset, "'" + w.text + "' is a shared array: read an element with " + w.text + "[i]");
+    fail(w.offset, "unknown name '" + w.text + "'");
+  }
+
+  ExprId node(const ast::Index& ix) {
+    auto [space, ref] = memory(ix.name);
+    ir::Expr e;
+    e.op = ir::Op::Load;
+    e.nargs = 1;
+    e.args[0] = expr(ix.index);
+    e.space = space;
+    e.ref = ref;
+    e.type = k_.element_type(space, ref);
+    return add(e, ix.offset);
+  }
+
+  void expect_args(const ast::Call& c, size_t n, const std::string& what) const {
+    if (c.args.size() != n)
+      fail(c.offset, c.head.text + " takes " + what + ", not " + std::to_string(c.args.size()) +
+                         (c.args.size() == 1 ? " operand" : " operands"));
+  }
+  void expect_targs(const ast::Call& c, size_t min, size_t max, const std::string& form) const {
+    if (c.targs.size() < min || c.targs.size() > max)
+      fail(c.offset, "write " + c.head.text + form);
+  }
+
+  ExprId node(const ast::Call& c) {
+    const std::string& h = c.head.text;
+    if (h == "narrow" || h == "widen" || h == "convert")
+      return conversion(c);
+    if (h == "bitcast")
+      return bitcast(c);
+    if (h == "pack")
+      return pack(c);
+    if (h == "unpack")
+      return unpack(c);
+    if (ir::parse_atomic(h))
+      fail(c.offset, h + " is a statement, not a value: write `" + h +
+                         "(...);` or `let old: T = " + h + "(...);`");
+    std::optional<ir::Op> op = ir::parse_op(h);
+    const ir::TypeRule rule = op ? ir::info(*op).rule : ir::TypeRule::Leaf;
+    bool callable =
+        op && (rule != ir::TypeRule::Leaf || ir::is_builtin(*op) || *op == ir::Op::BufferLen);
+    if (!callable || rule == ir::TypeRule::Convert || rule == ir::TypeRule::Bitcast ||
+        rule == ir::TypeRule::Pack || rule == ir::TypeRule::Unpack)
+      fail(c.head.offset, "unknown operation '" + h + "'");
+    if (!c.targs.empty())
+      fail(c.targs[0].offset, h + " takes no <...> arguments");
+    if (ir::is_builtin(*op))
+      return builtin(c, *op);
+    if (*op == ir::Op::BufferLen)
+      return length(c);
+    int arity = ir::info(*op).arity;
+    expect_args(c, static_cast<size_t>(arity),
+                std::to_string(arity) + (arity == 1 ? " operand" : " operands"));
+    ir::Expr e;
+    e.op = *op;
+    e.nargs = static_cast<uint8_t>(arity);
+    for (int i = 0; i < arity; ++i)
+      e.args[i] = expr(c.args[i]);
+    switch (rule) {
+    case ir::TypeRule::Compare:
+      e.type = ScalarType::Bool;
+      break;
+    case ir::TypeRule::Select:
+      e.type = type_of(e.args[1]);
+      break;
+    default:
+      e.type = type_of(e.args[0]);
+      break; // Numeric, Float, Int, Bitwise, Shift
+    }
+    return add(e, c.offset);
+  }
+
+  ExprId builtin(const ast::Call& c, ir::Op op) {
+    expect_args(c, 1, "one dimension (0, 1 or 2)");
+    auto* lit = boost::get<ast::Literal>(&c.args[0].get());
+    uint64_t dim = 3;
+    if (lit && lit->type.empty())
+      std::from_chars(lit->text.data(), lit->text.data() + lit->text.size(), dim);
+    if (!lit || !lit->type.empty() || dim > 2 ||
+        lit->text.find_first_not_of("0123456789") != std::string::npos)
+      fail(offset_of(c.args[0]), "the dimension of " + c.head.text + " is a plain 0, 1 or 2");
+    ir::Expr e;
+    e.op = op;
+    e.type = ScalarType::U32;
+    e.imm = dim;
+    return add(e, c.offset);
+  }
+
+  ExprId length(const ast::Call& c) {
+    expect_args(c, 1, "one buffer");
+    auto* w = boost::get<ast::Word>(&c.args[0].get());
+    if (!w)
+      fail(offset_of(c.args[0]), "len() takes the name of a buffer parameter");
+    uint32_t p = k_.find_param(w->text);
+    if (p == kNone || !k_.params[p].is_buffer()) {
+      uint32_t s = find_shared(w->text);
+      if (s != kNone)
+        fail(w->offset, "len() takes a buffer; shared array '" + w->text + "' has the fixed size " +
+                            std::to_string(k_.shared[s].size));
+      fail(w->offset, "len() takes a buffer parameter, and '" + w->text + "' is not one");
+    }
+    ir::Expr e;
+    e.op = ir::Op::BufferLen;
+    e.type = ScalarType::U32;
+    e.ref = p;
+    return add(e, c.offset);
+  }
+
+  ExprId conversion(const ast::Call& c) {
+    const std::string& h = c.head.text;
+    expect_targs(c, 1, 3, "<type[, rte|rtz|rtp|rtn][, sat]>(value)");
+    expect_args(c, 1, "one operand");
+    ir::Expr e;
+    e.op = ir::Op::Convert;
+    e.type = scalar_type(src_, c.targs[0]);
+    bool have_rounding = false;
+    for (size_t i = 1; i < c.targs.size(); ++i) {
+      const ast::Word& t = c.targs[i];
+      auto r = ir::parse_rounding(t.text);
+      if (r && !have_rounding && !e.saturate) {
+        e.rounding = *r;
+        have_rounding = true;
+      } else if (t.text == "sat" && !e.saturate) {
+        e.saturate = true;
+      } else {
+        fail(t.offset,
+             "expected a rounding mode (rte, rtz, rtp, rtn) and then sat, found '" + t.text + "'");
+      }
+    }
+    e.nargs = 1;
+    e.args[0] = expr(c.args[0]);
+    ScalarType from = type_of(e.args[0]);
+    // The head says what kind of conversion it is; it must agree with the types, as the printer's.
+    std::string want = ir::is_narrowing(from, e.type)                 ? "narrow"
+                       : (ir::is_float(from) && ir::is_float(e.type)) ? "widen"
+                                                                      : "convert";
+    if (h != want) {
+      std::string why = want == "narrow"  ? "rounds"
+                        : want == "widen" ? "is exact"
+                                          : "is not between two float types";
+      fail(c.head.offset, "converting " + tname(from) + " to " + tname(e.type) + " " + why +
+                              ": write " + want + "<" + tname(e.type) + ">(...), not " + h +
+                              "<...>");
+    }
+    return add(e, c.offset);
+  }
+
+  ExprId bitcast(const ast::Call& c) {
+    expect_targs(c, 1, 1, "<type>(value)");
+    expect_args(c, 1, "one operand");
+    ir::Expr e;
+    e.op = ir::Op::Bitcast;
+    e.type = scalar_type(src_, c.targs[0]);
+    e.nargs = 1;
+    e.args[0] = expr(c.args[0]);
+    return add(e, c.offset);
+  }
+
+  ExprId pack(const ast::Call& c) {
+    expect_targs(c, 1, 1, "<f16|bf16|e4m3|e5m2>(lanes...)");
+    ir::Expr e;
+    e.op = ir::Op::Pack;
+    e.type = ScalarType::U32;
+    e.aux = scalar_type(src_, c.targs[0]);
+    size_t lanes = e.aux == ScalarType::F16 || e.aux == ScalarType::BF16 ? 2
+                   : ir::is_fp8(e.aux)                                   ? 4
+                                                                         : 0;
+    if (lanes == 0)
+      fail(c.targs[0].offset, "pack and unpack take f16, bf16, e4m3 or e5m2, not " + tname(e.aux));
+    expect_args(c, lanes, std::to_string(lanes) + " operands");
+    e.nargs = static_cast<uint8_t>(lanes);
+    for (size_t i = 0; i < lanes; ++i)
+      e.args[i] = expr(c.args[i]);
+    return add(e, c.offset);
+  }
+
+  ExprId unpack(const ast::Call& c) {
+    expect_targs(c, 2, 2, "<f16|bf16|e4m3|e5m2, lane>(word)");
+    expect_args(c, 1, "one operand");
+    ir::Expr e;
+    e.op = ir::Op::Unpack;
+    e.aux = e.type = scalar_type(src_, c.targs[0]);
+    const std::string& lane = c.targs[1].text;
+    auto r = std::from_chars(lane.data(), lane.data() + lane.size(), e.imm);
+    if (r.ec != std::errc() || r.ptr != lane.data() + lane.size())
+      fail(c.targs[1].offset, "the lane of unpack is a number, not '" + lane + "'");
+    e.nargs = 1;
+    e.args[0] = expr(c.args[0]);
+    return add(e, c.offset);
+  }
+
+  // ---- statements ---------------------------------------------------------------------------
+  void block(const std::vector<ast::Stmt>& in, std::vector<ir::Stmt>& out) {
+    for (const ast::Stmt& s : in)
+      boost::apply_visitor([&](const auto& n) { out.push_back(stmt(unwrap(n))); }, s.get());
+  }
+
+  void scoped_block(const std::vector<ast::Stmt>& in, std::vector<ir::Stmt>& out) {
+    scopes_.emplace_back();
+    block(in, out);
+    scopes_.pop_back();
+  }
+
+  ir::Stmt begin(ir::StmtKind kind, uint32_t offset) {
+    ir::Stmt s;
+    s.kind = kind;
+    s.line = src_.line_of(offset);
+    map_.stmts.emplace(s.line, offset);
+    return s;
+  }
+
+  ir::Stmt stmt(const ast::Let& let) {
+    if (const ast::Call* c = as_call(let.value); c && ir::parse_atomic(c->head.text))
+      return atomic(*c, &let);
+    ir::Stmt s = begin(ir::StmtKind::Let, let.offset);
+    ScalarType type = scalar_type(src_, let.type);
+    s.a = expr(let.value);
+    s.local = declare_local(let.name, type);
+    return s;
+  }
+
+  ir::Stmt stmt(const ast::Assign& as) {
+    ir::Stmt s = begin(ir::StmtKind::Assign, as.offset);
+    s.local = find_local(as.name.text);
+    if (s.local == kNone) {
+      uint32_t p = k_.find_param(as.name.text);
+      if (p != kNone && k_.params[p].is_buffer())
+        fail(as.name.offset, "'" + as.name.text + "' is a buffer: store to an element with " +
+                                 as.name.text + "[i] = ...");
+      if (p != kNone)
+        fail(as.name.offset, "cannot assign to parameter '" + as.name.text + "'");
+      if (find_shared(as.name.text) != kNone)
+        fail(as.name.offset, "'" + as.name.text + "' is a shared array: store to an element with " +
+                                 as.name.text + "[i] = ...");
+      fail(as.name.offset,
+           "assignment to unknown local '" + as.name.text + "'; declare it with let");
+    }
+    s.a = expr(as.value);
+    return s;
+  }
+
+  ir::Stmt stmt(const ast::Store& st) {
+    ir::Stmt s = begin(ir::StmtKind::Store, st.offset);
+    std::tie(s.space, s.mem) = memory(st.name);
+    s.a = expr(st.index);
+    s.b = expr(st.value);
+    return s;
+  }
+
+  ir::Stmt stmt(const ast::Call& c) {
+    if (!ir::parse_atomic(c.head.text))
+      fail(c.offset,
+           "a call to " + c.head.text +
+               " cannot stand alone: only atomics are statements; use let to keep a value");
+    return atomic(c, nullptr);
+  }
+
+  ir::Stmt atomic(const ast::Call& c, const ast::Let* let) {
+    ir::Stmt s = begin(ir::StmtKind::Atomic, let ? let->offset : c.offset);
+    s.atomic = *ir::parse_atomic(c.head.text);
+    if (!c.targs.empty())
+      fail(c.targs[0].offset, c.head.text + " takes no <...> arguments");
+    bool cmpxchg = s.atomic == ir::AtomicOp::CompareExchange;
+    expect_args(c, cmpxchg ? 3 : 2,
+                cmpxchg ? "an element, a value and a comparand" : "an element and a value");
+    auto* ix = boost::get<x3::forward_ast<ast::Index>>(&c.args[0].get());
+    if (!ix)
+      fail(offset_of(c.args[0]),
+           "the first operand of " + c.head.text + " is a buffer or shared element, e.g. bins[i]");
+    std::tie(s.space, s.mem) = memory(ix->get().name);
+    s.a = expr(ix->get().index);
+    s.b = expr(c.args[1]);
+    if (cmpxchg)
+      s.c = expr(c.args[2]);
+    if (let)
+      s.local = declare_local(let->name, scalar_type(src_, let->type));
+    return s;
+  }
+
+  ir::Stmt stmt(const ast::If& i) {
+    ir::Stmt s = begin(ir::StmtKind::If, i.offset);
+    s.a = expr(i.cond);
+    scoped_block(i.body, s.body);
+    scoped_block(i.else_body, s.else_body);
+    return s;
+  }
+
+  ir::Stmt stmt(const ast::While& w) {
+    ir::Stmt s = begin(ir::StmtKind::While, w.offset);
+    s.a = expr(w.cond);
+    scoped_block(w.body, s.body);
+    return s;
+  }
+
+  ir::Stmt stmt(const ast::For& f) {
+    ir::Stmt s = begin(ir::StmtKind::For, f.offset);
+    ScalarType type = scalar_type(src_, f.type);
+    s.a = expr(f.start);
+    s.b = expr(f.end);
+    s.c = expr(f.step);
+    scopes_.emplace_back();
+    s.local = declare_local(f.name, type);
+    scoped_block(f.body, s.body);
+    scopes_.pop_back();
+    return s;
+  }
+
+  ir::Stmt stmt(const ast::Word& w) {
+    ir::StmtKind kind = w.text == "break"      ? ir::StmtKind::Break
+                        : w.text == "continue" ? ir::StmtKind::Continue
+                        : w.text == "barrier"  ? ir::StmtKind::Barrier
+                                               : ir::StmtKind::Return;
+    return begin(kind, w.offset);
+  }
+
+  const Source& src_;
+  ir::Kernel k_;
+  SourceMap map_;
+  std::vector<std::vector<uint32_t>> scopes_;
+};
+
+} // namespace
+
+Lowered lower(const Source& source, const ast::Kernel& kernel) {
+  return Lowerer(source).run(kernel);
+}
+
+std::vector<Lowered> parse_source(const Source& source) {
+  check_nesting(source);
+  std::vector<ast::Kernel> syntax = parse_syntax(source);
+  std::vector<Lowered> out;
+  for (const ast::Kernel& k : syntax) {
+    for (const Lowered& earlier : out)
+      if (earlier.kernel.name == k.name)
+        source.fail(k.offset, "duplicate kernel name '" + k.name + "'; the first is at line " +
+                                  std::to_string(source.line_of(earlier.map.header)));
+    out.push_back(lower(source, k));
+  }
+  return out;
+}
+
+} // namespace halfway::text

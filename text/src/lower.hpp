@@ -1,0 +1,34 @@
+#pragma once
+// From syntax to IR: resolves names (locals are scoped; a name is the innermost local, else a
+// scalar parameter; `x[i]` is a buffer parameter or shared array), infers each node's type from its
+// operands by the op table's type rule, and turns constants into bit patterns. It checks only what
+// building the IR needs; everything else (types of operands, implicit narrowing, scopes of
+// shadowed names, barriers) is the verifier's job, so the two never disagree.
+
+#include "ast.hpp"
+#include "halfway/ir/kernel.hpp"
+#include "source.hpp"
+
+#include <map>
+#include <vector>
+
+namespace halfway::text {
+
+// Where a kernel's parts are in the text, so that verifier errors can point there.
+struct SourceMap {
+  uint32_t header = 0;                // the `kernel` keyword
+  std::vector<uint32_t> exprs;        // each expression node's first character, by ExprId
+  std::map<uint32_t, uint32_t> stmts; // line -> the first statement that starts on it
+};
+
+struct Lowered {
+  ir::Kernel kernel;
+  SourceMap map;
+};
+
+Lowered lower(const Source& source, const ast::Kernel& kernel);
+
+// Parses and lowers every kernel of the text; rejects two kernels with the same name.
+std::vector<Lowered> parse_source(const Source& source);
+
+} // namespace halfway::text

@@ -1,0 +1,156 @@
+#include "source.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace halfway::text {
+
+namespace {
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-' || c == '+';
+}
+// Where a `//` comment starts in a line, skipping quoted names; npos when there is none.
+size_t comment_start(std::string_view line) {
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (quoted && line[i] == '\\') {
+      ++i;
+    } else if (line[i] == '"') {
+      quoted = !quoted;
+    } else if (!quoted && line[i] == '/' && i + 1 < line.size() && line[i + 1] == '/') {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+} // namespace
+
+Source::Source(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
+  if (text.size() >= std::numeric_limits<uint32_t>::max()) {
+    ErrorContext c;
+    c.file = file_;
+    throw Error(ErrorKind::Parse,
+                "kernel text of " + std::to_string(text.size()) + " bytes is too large", c);
+  }
+  line_starts_.push_back(0);
+  for (uint32_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n')
+      line_starts_.push_back(i + 1);
+}
+
+uint32_t Source::line_of(uint32_t offset) const {
+  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+  return static_cast<uint32_t>(it - line_starts_.begin());
+}
+
+uint32_t Source::column_of(uint32_t offset) const {
+  return offset - line_starts_[line_of(offset) - 1] + 1;
+}
+
+std::string_view Source::line_text(uint32_t line) const {
+  if (line == 0 || line > line_starts_.size())
+    return {};
+  uint32_t begin = line_starts_[line - 1];
+  uint32_t end = line < line_starts_.size() ? line_starts_[line] - 1 : uint32_t(text_.size());
+  if (end > begin && text_[end - 1] == '\r')
+    --end;
+  return text_.substr(begin, end - begin);
+}
+
+uint32_t Source::first_nonblank(uint32_t line) const {
+  std::string_view l = line_text(line);
+  size_t i = l.find_first_not_of(" \t");
+  uint32_t start = line == 0 || line > line_starts_.size() ? 0 : line_starts_[line - 1];
+  return start + static_cast<uint32_t>(i == std::string_view::npos ? 0 : i);
+}
+
+uint32_t Source::skip_blank(uint32_t offset) const {
+  while (offset < text_.size()) {
+    char c = text_[offset];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      ++offset;
+    } else if (c == '/' && offset + 1 < text_.size() && text_[offset + 1] == '/') {
+      while (offset < text_.size() && text_[offset] != '\n')
+        ++offset;
+    } else {
+      break;
+    }
+  }
+  return offset;
+}
+
+uint32_t Source::end_of_previous_token(uint32_t offset) const {
+  uint32_t p = std::min<uint32_t>(offset, static_cast<uint32_t>(text_.size()));
+  while (p > 0) {
+    char c = text_[p - 1];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      --p;
+      continue;
+    }
+    uint32_t start = line_starts_[line_of(p - 1) - 1];
+    size_t comment = comment_start(text_.substr(start, p - start));
+    if (comment == std::string_view::npos)
+      break;
+    p = start + static_cast<uint32_t>(comment);
+  }
+  return p;
+}
+
+ErrorContext Source::context(uint32_t offset) const {
+  ErrorContext c;
+  c.file = file_;
+  offset = std::min<uint32_t>(offset, static_cast<uint32_t>(text_.size()));
+  c.line = line_of(offset);
+  c.column = column_of(offset);
+  c.source_line = std::string(line_text(c.line));
+  return c;
+}
+
+void Source::fail(uint32_t offset, const std::string& message) const {
+  throw Error(ErrorKind::Parse, message, context(offset));
+}
+
+std::string Source::token_at(uint32_t offset) const {
+  if (offset >= text_.size())
+    return "end of input";
+  char c = text_[offset];
+  if (c == '\n' || c == '\r')
+    return "end of line";
+  size_t end = offset;
+  while (end < text_.size() && end - offset < 40 && is_word_char(text_[end]))
+    ++end;
+  if (end == offset)
+    end = offset + 1;
+  std::string token(text_.substr(offset, end - offset));
+  // Keep messages printable whatever the input holds.
+  for (char& ch : token)
+    if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f)
+      ch = '?';
+  return "'" + token + "'";
+}
+
+void check_nesting(const Source& source) {
+  std::string_view t = source.text();
+  uint32_t depth = 0;
+  for (uint32_t i = 0; i < t.size(); ++i) {
+    char c = t[i];
+    if (c == '/' && i + 1 < t.size() && t[i + 1] == '/') { // comment: to the end of the line
+      while (i < t.size() && t[i] != '\n')
+        ++i;
+    } else if (c == '"') { // quoted name: to the closing quote (the grammar reports a missing one)
+      for (++i; i < t.size() && t[i] != '"' && t[i] != '\n'; ++i)
+        if (t[i] == '\\')
+          ++i;
+    } else if (c == '(' || c == '[' || c == '{') {
+      if (++depth > kMaxNesting)
+        source.fail(i, "nesting is deeper than " + std::to_string(kMaxNesting) +
+                           " levels of parentheses, brackets and braces");
+    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+} // namespace halfway::text
