@@ -133,7 +133,9 @@ public:
       s.decision = Decision::NoBarrierNotRounded;
       s.rule = "rule 1: the " + std::string(name(s.from)) +
                " value is not the result of a rounding operation, so it is rounded once";
-    } else if (info(p.op).figueroa && p.nargs >= 1 && q >= 2 * t + 2 && [&] {
+    } else if (info(p.op).figueroa && p.nargs >= 1 && q >= 2 * t + 2 &&
+               (c.rounding == RoundingMode::NearestEven || (p.op != Op::Add && p.op != Op::Sub)) &&
+               [&] {
                  for (int i = 0; i < p.nargs; ++i)
                    if (!exact_in(p.args[i], s.to))
                      return false;

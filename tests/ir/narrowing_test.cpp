@@ -62,6 +62,19 @@ TEST(Narrowing, Rule2FigueroaForOneOpOfTargetExactOperands) {
   }
 }
 
+TEST(Narrowing, Rule2NeedsNearestEvenForSums) {
+  // Figueroa's theorem is about round-to-nearest; for directed roundings it still covers *, / and
+  // sqrt but not + and -: rtz(2 - 2^-24) is 0x3fff in one step but 0x4000 in two.
+  auto sites = sites_of([](In<float> a, In<float> b, In<float> c, In<f16> h, Out<f16> y) {
+    (void)a, (void)b, (void)c;
+    y[0u] = narrow<f16>(to_f32(h[0u]) + to_f32(h[1u]), ir::RoundingMode::TowardZero);
+    y[1u] = narrow<f16>(to_f32(h[0u]) * to_f32(h[1u]), ir::RoundingMode::TowardZero);
+  });
+  ASSERT_EQ(sites.size(), 2u);
+  EXPECT_EQ(sites[0].decision, Decision::Barrier);
+  EXPECT_EQ(sites[1].decision, Decision::NoBarrierFigueroa);
+}
+
 TEST(Narrowing, Rule3ProductsOfF32ChainsLocalsAndOffGridConstants) {
   auto sites = sites_of([](In<float> a, In<float> b, In<float> c, In<f16> h, Out<f16> y) {
     y[0u] = a[0u] * b[0u];
