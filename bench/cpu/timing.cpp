@@ -1,0 +1,49 @@
+#include "timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+namespace halfway::bench {
+
+namespace {
+double ms(const std::function<void()>& f) {
+  auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+} // namespace
+
+Pair time_pair(int reps, const std::function<void()>& halfway,
+               const std::function<void()>& baseline) {
+  halfway();
+  baseline();
+  std::vector<double> h, b;
+  for (int r = 0; r < reps; ++r) {
+    h.push_back(ms(halfway));
+    b.push_back(ms(baseline));
+  }
+  return {median(h), median(b)};
+}
+
+double median_ms(int reps, const std::function<void()>& f) {
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r)
+    t.push_back(ms(f));
+  return median(t);
+}
+
+void print_line(const std::string& name, const std::string& metric, double value, double baseline) {
+  std::printf("{\"case\": \"%s\", \"device\": \"cpu\", \"metric\": \"%s\", \"value\": %.6g, "
+              "\"baseline\": %.6g, \"ratio\": %.4g}\n",
+              name.c_str(), metric.c_str(), value, baseline, value > 0 ? baseline / value : 0.0);
+  std::fflush(stdout);
+}
+
+} // namespace halfway::bench

@@ -1,0 +1,99 @@
+#pragma once
+// The reference interpreter: the oracle every device is compared against. It executes a verified
+// kernel with exact numerics and GPU execution semantics, and reports undefined behaviour as a
+// halfway::Error instead of computing something.
+//
+// Numerics. Every f32 op rounds to binary32 and every f64 op to binary64; f16 and bf16 ops are
+// correctly rounded; math intrinsics are correctly rounded (numerics/math.hpp); conversions round
+// once with the node's rounding mode and saturate flag (numerics/convert.hpp); float-to-integer
+// conversions truncate and saturate, NaN giving 0 (numerics/int_convert.hpp).
+// NaN results and min/max/compare follow numerics/arith.hpp: arithmetic NaNs are the canonical
+// quiet NaN with the sign bit clear; comparisons are IEEE (eq, lt, le, gt, ge are false on a NaN
+// operand, ne is true). Integers wrap (two's complement); division and remainder truncate toward
+// zero, MIN / -1 wraps to MIN and MIN % -1 is 0; shr is arithmetic for signed types. Nothing is
+// contracted: the library is built with -ffp-contract=off, and only an explicit fma rounds once.
+//
+// Execution model. A workgroup runs with all its lanes in lockstep, one IR node at a time over
+// structure-of-arrays registers; divergent if/while/for, break, continue and return are active-lane
+// masks. Kernels without barriers and shared memory run several whole workgroups in one lockstep
+// batch (they cannot observe each other's lanes, so this is the same semantics with less overhead).
+// Workgroups run in parallel on a pool of threads; each worker runs with the default MXCSR (round
+// to nearest, no FTZ/DAZ) whatever the caller's. Shared memory is per workgroup and zeroed when
+// the workgroup starts. Atomics on buffers are real atomics; within a workgroup they apply in
+// lane order. Plain accesses by different workgroups to one buffer element, one of them a write,
+// are a data race on a GPU; the interpreter does not detect them and their result is unspecified.
+// `for i = a; i < b; i += c` evaluates a once and b before, c after every iteration, as in C.
+//
+// Errors (halfway::Error, its ErrorContext naming kernel, workgroup and lane, plus the buffer,
+// index and length for memory accesses):
+//  - OutOfBounds: a load, store or atomic outside a buffer or shared array (negative indices too);
+//  - DivideByZero: integer div or rem by zero;  ShiftOverflow: a shift by >= the type's width
+//    (a negative amount included);
+//  - Barrier: a barrier reached by only part of a workgroup (a lane that returned earlier has not
+//    reached it: a barrier after a divergent return is an error);
+//  - DataRace: two lanes touching one shared element between two barriers, at least one writing
+//    (atomics do not race with atomics);
+//  - Usage: arguments that do not fit the kernel (rt::check_args).
+// A workgroup stops at its first error. When several workgroups fail, the error reported is the
+// one of the lowest linear workgroup id, in parallel and deterministic mode alike.
+//
+// Failed launches leave every buffer exactly as it was. The kernel runs on the caller's buffers
+// in place, after the contents of every buffer bound to a write or read_write parameter were
+// saved; when the launch fails (a halfway::Error, or any other exception) the saved contents are
+// copied back before run() throws. So while run() is executing, another thread must not read the
+// buffers (as with any device); once it returns or throws, they hold either the complete result
+// or exactly what they held before. A buffer bound to several parameters is one buffer during the
+// launch, as on a device.
+
+#include "halfway/interp/shadow.hpp"
+#include "halfway/ir/verifier.hpp"
+#include "halfway/numerics/float_controls.hpp"
+#include "halfway/runtime/buffer.hpp"
+
+#include <span>
+#include <vector>
+
+namespace halfway::interp {
+
+// How the narrowing sites whose decision is Barrier (ir::narrowing_sites) are evaluated.
+enum class NarrowingModel : uint8_t {
+  // The strict default: every op rounds in its own type, then the convert rounds again.
+  TwoStep,
+  // The most-fusing device: the exact value of the site's producer expression (see shadow.hpp)
+  // is rounded once into the target type. Sites that need no barrier are the same in both models.
+  SingleRounding,
+};
+
+struct Options {
+  // One thread, workgroups in increasing linear id: for reproducing a failure.
+  bool deterministic = false;
+  // Worker threads; 0: all cores. Ignored when deterministic.
+  unsigned threads = 0;
+  // The device's float controls: flushed formats see subnormal operands of float ops (arithmetic,
+  // fma, sqrt, math, min, max, floor, ceil, fract, comparisons) as zeros of the same sign and
+  // have subnormal results replaced by zeros. Moves of bits (loads, stores, select, neg, abs,
+  // copysign, bitcast, pack) and conversions are not flushed. preserve_signed_zero_inf_nan does
+  // not change what the interpreter computes; it only matters when comparing.
+  num::FloatControls controls{};
+  NarrowingModel narrowing = NarrowingModel::TwoStep;
+  // Record a ShadowRecord for every evaluation of every narrowing site (96 bytes each).
+  bool shadow = false;
+};
+
+struct Stats {
+  uint64_t workgroups = 0;  // workgroups run
+  uint64_t invocations = 0; // lanes run: workgroups * workgroup lanes
+  unsigned threads = 0;     // worker threads used
+  double wall_ms = 0;       // the whole launch, buffer copies included
+  // With Options::shadow: one record per site evaluation, in the order a deterministic run makes
+  // them (also in parallel mode): by batch of workgroups, then statement by statement, then lane
+  // by lane. Sort by (global_lane, ...) if another order is needed.
+  std::vector<ShadowRecord> shadow;
+};
+
+// Runs `kernel` over `grid` with one Arg per parameter. Throws halfway::Error (see above); on a
+// throw every buffer is unchanged.
+Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<const rt::Arg> args,
+          const Options& options = {});
+
+} // namespace halfway::interp

@@ -1,0 +1,232 @@
+// Statements in lockstep: each statement runs once for all active lanes; if, while and for
+// narrow the mask, break/continue/return take lanes out of it until their loop (or the batch)
+// ends, and lanes stopped by an error leave every mask after the statement that stopped them.
+#include "exact.hpp"
+#include "exec.hpp"
+#include "slots.hpp"
+
+#include <cstring>
+
+namespace halfway::interp {
+
+namespace {
+
+// Copies src to dst on the active lanes.
+template <class T> void masked_copy(T* dst, const T* src, const LaneMask& m) {
+  const uint8_t* on = m.data();
+  for (uint32_t i = 0, n = m.size(); i < n; ++i)
+    dst[i] = on[i] ? src[i] : dst[i];
+}
+
+template <class T> bool less(uint64_t a, uint64_t b) {
+  return static_cast<T>(a) < static_cast<T>(b);
+}
+
+// `for` compares and steps its integer local in the local's own type.
+bool loop_less(ir::ScalarType t, uint64_t a, uint64_t b) {
+  switch (t) {
+  case ir::ScalarType::I8:
+    return less<int8_t>(a, b);
+  case ir::ScalarType::I16:
+    return less<int16_t>(a, b);
+  case ir::ScalarType::I32:
+    return less<int32_t>(a, b);
+  case ir::ScalarType::I64:
+    return less<int64_t>(a, b);
+  default:
+    return a < b; // unsigned slots are zero-extended
+  }
+}
+
+} // namespace
+
+void Exec::eval(const std::vector<uint32_t>& nodes, const LaneMask& m) {
+  mask_ = &m;
+  for (uint32_t id : nodes) {
+    const Node& n = p_.nodes[id];
+    n.eval(*this, n);
+  }
+}
+
+void Exec::block(const std::vector<CStmt>& stmts, LaneMask& m) {
+  for (const CStmt& s : stmts) {
+    if (m.none())
+      return;
+    stmt(s, m);
+    drop_stopped(m);
+  }
+}
+
+void Exec::assign(uint32_t local, uint32_t from, const LaneMask& m) {
+  const uint32_t bytes = slot_bytes(p_.kernel->locals[local].type);
+  const uint32_t to = p_.local_reg(local);
+  if (to == from)
+    return;
+  if (m.all()) {
+    std::memcpy(reg<std::byte>(to), reg<std::byte>(from), size_t{n_} * bytes);
+    return;
+  }
+  switch (bytes) {
+  case 1:
+    masked_copy(reg<uint8_t>(to), reg<uint8_t>(from), m);
+    return;
+  case 2:
+    masked_copy(reg<uint16_t>(to), reg<uint16_t>(from), m);
+    return;
+  case 4:
+    masked_copy(reg<uint32_t>(to), reg<uint32_t>(from), m);
+    return;
+  default:
+    masked_copy(reg<uint64_t>(to), reg<uint64_t>(from), m);
+    return;
+  }
+}
+
+void Exec::stmt(const CStmt& cs, LaneMask& m) {
+  const ir::Stmt& s = *cs.stmt;
+  switch (s.kind) {
+  case ir::StmtKind::Let:
+  case ir::StmtKind::Assign:
+    eval(cs.eval, m);
+    drop_stopped(m);
+    assign(s.local, p_.nodes[s.a].reg, m);
+    return;
+  case ir::StmtKind::Store: {
+    const size_t records = shadow_.size();
+    eval(cs.eval, m);
+    drop_stopped(m);
+    if (shadow_.size() != records)
+      attach_destinations(*this, cs, records);
+    exec_store(*this, cs, m);
+    return;
+  }
+  case ir::StmtKind::Atomic:
+    eval(cs.eval, m);
+    drop_stopped(m);
+    exec_atomic(*this, cs, m);
+    return;
+  case ir::StmtKind::If:
+    if_stmt(cs, m);
+    return;
+  case ir::StmtKind::While:
+    while_stmt(cs, m);
+    return;
+  case ir::StmtKind::For:
+    for_stmt(cs, m);
+    return;
+  case ir::StmtKind::Break:
+    m.clear();
+    return;
+  case ir::StmtKind::Continue:
+    loops_.back().continued->or_with(m);
+    m.clear();
+    return;
+  case ir::StmtKind::Return:
+    returned_.or_with(m);
+    m.clear();
+    return;
+  case ir::StmtKind::Barrier:
+    barrier(cs, m);
+    return;
+  }
+}
+
+void Exec::if_stmt(const CStmt& cs, LaneMask& m) {
+  eval(cs.eval, m);
+  drop_stopped(m);
+  if (m.none())
+    return;
+  const uint8_t* cond = reg<uint8_t>(p_.nodes[cs.stmt->a].reg);
+  ScopedMask then_lanes(masks_), else_lanes(masks_);
+  then_lanes.m.assign(m);
+  then_lanes.m.and_with(cond);
+  else_lanes.m.and_not_of(m, cond);
+  block(cs.body, then_lanes.m);
+  block(cs.else_body, else_lanes.m);
+  m.assign(then_lanes.m);
+  m.or_with(else_lanes.m);
+}
+
+void Exec::while_stmt(const CStmt& cs, LaneMask& m) {
+  ScopedMask lanes(masks_), continued(masks_);
+  LaneMask& l = lanes.m;
+  l.assign(m);
+  continued.m.reset_empty(n_);
+  loops_.push_back({&continued.m});
+  const uint8_t* cond = reg<uint8_t>(p_.nodes[cs.stmt->a].reg);
+  for (;;) {
+    drop_stopped(l);
+    if (l.none())
+      break;
+    eval(cs.eval, l);
+    l.and_with(cond);
+    if (l.none())
+      break;
+    block(cs.body, l);
+    l.or_with(continued.m);
+    continued.m.clear();
+  }
+  loops_.pop_back();
+  m.and_not(returned_);
+  drop_stopped(m);
+}
+
+void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
+  const ir::Stmt& s = *cs.stmt;
+  const ir::ScalarType t = p_.kernel->locals[s.local].type;
+  const uint32_t bytes = slot_bytes(t);
+  eval(cs.eval, m);
+  drop_stopped(m);
+  assign(s.local, p_.nodes[s.a].reg, m);
+  ScopedMask lanes(masks_), continued(masks_);
+  LaneMask& l = lanes.m;
+  l.assign(m);
+  continued.m.reset_empty(n_);
+  loops_.push_back({&continued.m});
+  void* local = reg<std::byte>(p_.local_reg(s.local));
+  const void* bound = reg<std::byte>(p_.nodes[s.b].reg);
+  const void* step = reg<std::byte>(p_.nodes[s.c].reg);
+  for (;;) {
+    drop_stopped(l);
+    if (l.none())
+      break;
+    eval(cs.bound, l);
+    for_active(l, [&](uint32_t i) {
+      scratch_[i] = loop_less(t, get_slot(local, bytes, i), get_slot(bound, bytes, i));
+    });
+    l.and_with(scratch_.data());
+    if (l.none())
+      break;
+    block(cs.body, l);
+    l.or_with(continued.m);
+    continued.m.clear();
+    drop_stopped(l);
+    if (l.none())
+      break;
+    eval(cs.step, l);
+    for_active(l, [&](uint32_t i) {
+      set_slot(local, bytes, i, get_slot(local, bytes, i) + get_slot(step, bytes, i));
+    });
+  }
+  loops_.pop_back();
+  m.and_not(returned_);
+  drop_stopped(m);
+}
+
+void Exec::barrier(const CStmt& cs, LaneMask& m) {
+  if (m.count() == n_) {
+    ++epoch_; // shared-memory accesses before the barrier no longer race with those after it
+    return;
+  }
+  uint32_t missing = 0;
+  while (m[missing])
+    ++missing;
+  fail(missing, ErrorKind::Barrier,
+       "barrier reached by " + std::to_string(m.count()) + " of " + std::to_string(n_) +
+           " lanes of the workgroup; lane " + std::to_string(local_of(missing)) +
+           (returned_[missing] ? " had returned" : " did not reach it"),
+       {}, ir::kNone, cs.stmt->line);
+  m.clear();
+}
+
+} // namespace halfway::interp

@@ -1,0 +1,215 @@
+// Narrowing sites compiled for exact evaluation, the error-free path, single rounding and
+// shadow records (exact.hpp).
+#include "exact.hpp"
+
+#include "exec.hpp"
+#include "halfway/ir/bits.hpp"
+#include "halfway/ir/format.hpp"
+#include "halfway/numerics/convert.hpp"
+#include "halfway/numerics/float_controls.hpp"
+#include "slots.hpp"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace halfway::interp {
+
+namespace {
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// ---- building ---------------------------------------------------------------------------------
+
+int build_tree(const Program& p, const std::set<ir::ExprId>& producers, ir::ExprId id,
+               std::vector<ExactSite::TreeOp>& out) {
+  ExactSite::TreeOp op;
+  const ir::Expr& e = p.kernel->expr(id);
+  if (!producers.count(id)) {
+    op.leaf = true;
+    op.reg = p.nodes[id].reg;
+  } else {
+    op.op = e.op;
+    for (int i = 0; i < e.nargs; ++i)
+      op.args[i] = build_tree(p, producers, e.args[i], out);
+  }
+  out.push_back(op);
+  return static_cast<int>(out.size() - 1);
+}
+
+// The tree as a signed sum of leaves and products of two leaves; false when it is not one.
+bool linear_terms(const std::vector<ExactSite::TreeOp>& tree, int i, bool negative,
+                  std::vector<ExactSite::Term>& out) {
+  const ExactSite::TreeOp& op = tree[i];
+  auto single_leaf = [&](int j, ExactSite::Term& t) {
+    std::vector<ExactSite::Term> sub;
+    if (!linear_terms(tree, j, false, sub) || sub.size() != 1 || sub[0].b != ir::kNone)
+      return false;
+    t = sub[0];
+    return true;
+  };
+  auto product = [&](int a, int b) {
+    ExactSite::Term ta, tb;
+    if (!single_leaf(a, ta) || !single_leaf(b, tb))
+      return false;
+    out.push_back({negative != (ta.negative != tb.negative), ta.a, tb.a});
+    return true;
+  };
+  if (op.leaf) {
+    out.push_back({negative, op.reg, ir::kNone});
+    return true;
+  }
+  switch (op.op) {
+  case ir::Op::Neg:
+    return linear_terms(tree, op.args[0], !negative, out);
+  case ir::Op::Add:
+    return linear_terms(tree, op.args[0], negative, out) &&
+           linear_terms(tree, op.args[1], negative, out);
+  case ir::Op::Sub:
+    return linear_terms(tree, op.args[0], negative, out) &&
+           linear_terms(tree, op.args[1], !negative, out);
+  case ir::Op::Mul:
+    return product(op.args[0], op.args[1]);
+  case ir::Op::Fma:
+    return product(op.args[0], op.args[1]) && linear_terms(tree, op.args[2], negative, out);
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+double exact_leaf(Exec& x, const ExactSite& s, uint32_t reg, uint32_t lane) {
+  uint64_t bits = get_slot(x.reg<std::byte>(reg), num::info(s.from).total_bits / 8, lane);
+  bits = num::apply_flush(s.from, bits, x.options().controls);
+  return num::to_double(s.from, bits);
+}
+
+namespace {
+
+// ---- values: the error-free path ---------------------------------------------------------------
+
+// hi + lo (|lo| <= ulp(hi) / 2) rounded to odd: the last bit of hi is forced to 1 when lo != 0.
+double round_to_odd(double hi, double lo) {
+  if (lo == 0 || !std::isfinite(hi))
+    return hi;
+  uint64_t bits = std::bit_cast<uint64_t>(hi);
+  if (bits & 1)
+    return hi;
+  // Step one ulp towards lo: up in magnitude when lo has hi's sign (hi != 0 when lo != 0).
+  bits = (std::signbit(lo) == std::signbit(hi)) ? bits + 1 : bits - 1;
+  return std::bit_cast<double>(bits);
+}
+
+ExactValue from_pair(double hi, double lo, double products) {
+  if (std::isnan(hi))
+    return {kNan, 0, kNan, products};
+  if (!std::isfinite(hi))
+    lo = 0;
+  return {hi, lo, round_to_odd(hi, lo), products};
+}
+
+ExactValue fast_value(Exec& x, const ExactSite& s, uint32_t lane) {
+  double t[2] = {0, 0};
+  double products = 0;
+  for (size_t i = 0; i < s.terms.size(); ++i) {
+    const ExactSite::Term& term = s.terms[i];
+    double v = exact_leaf(x, s, term.a, lane);
+    if (term.b != ir::kNone) {
+      v *= exact_leaf(x, s, term.b, lane); // exact: at most 48 significant bits
+      products += std::fabs(v);
+    }
+    t[i] = term.negative ? -v : v;
+  }
+  if (s.terms.size() == 1)
+    return from_pair(t[0], 0, products);
+  const double sum = t[0] + t[1]; // TwoSum (Knuth): t0 + t1 == sum + err exactly
+  const double bb = sum - t[0];
+  const double err = (t[0] - (sum - bb)) + (t[1] - bb);
+  return from_pair(sum, err, products);
+}
+
+uint64_t index_value(Exec& x, ir::ExprId index, uint32_t lane) {
+  const Node& n = x.program().nodes[index];
+  uint64_t v = get_slot(x.reg<std::byte>(n.reg), ir::bytes(n.type), lane);
+  if (ir::info(n.type).is_signed)
+    v = static_cast<uint64_t>(ir::sign_extend(v, ir::info(n.type).bits));
+  return v;
+}
+
+} // namespace
+
+std::shared_ptr<ExactSite> make_exact_site(const Program& p, const ir::NarrowingSite& site) {
+  auto s = std::make_shared<ExactSite>();
+  const ir::Expr& c = p.kernel->expr(site.convert);
+  s->site = site;
+  s->from = ir::format_of(site.from);
+  s->to = ir::format_of(site.to);
+  s->rounding = ir::rounding_of(c.rounding);
+  s->overflow = c.saturate ? num::Fp8Overflow::Saturate : num::Fp8Overflow::Nan;
+  s->single = p.options.narrowing == NarrowingModel::SingleRounding && site.needs_barrier();
+  s->shadow = p.options.shadow;
+  s->producer_reg = p.nodes[site.producer].reg;
+  std::set<ir::ExprId> producers(site.producers.begin(), site.producers.end());
+  build_tree(p, producers, site.producer, s->tree);
+  std::vector<ExactSite::Term> terms;
+  if (linear_terms(s->tree, static_cast<int>(s->tree.size() - 1), false, terms) &&
+      terms.size() <= 2) {
+    bool has_product = false;
+    for (const auto& t : terms)
+      has_product |= t.b != ir::kNone;
+    // f64 products are not exact in double, and an f64 sum may overflow it.
+    if (site.from != ir::ScalarType::F64 || (terms.size() == 1 && !has_product))
+      s->terms = std::move(terms);
+  }
+  return s;
+}
+
+ExactValue exact_value(Exec& x, const ExactSite& s, uint32_t lane) {
+  return s.terms.empty() ? exact_value_mpfr(x, s, lane) : fast_value(x, s, lane);
+}
+
+void eval_site(Exec& x, const Node& n) {
+  const ExactSite& s = *n.site;
+  s.convert(x, n);
+  const uint32_t to_bytes = num::info(s.to).total_bits / 8;
+  const uint32_t from_bytes = num::info(s.from).total_bits / 8;
+  void* result = x.reg<std::byte>(n.reg);
+  const void* source = x.reg<std::byte>(s.producer_reg);
+  const uint32_t wg_lanes = x.program().wg_lanes;
+  for_active(x.mask(), [&](uint32_t lane) {
+    ExactValue v = exact_value(x, s, lane);
+    if (s.single)
+      set_slot(result, to_bytes, lane, num::from_double(s.to, v.odd, s.rounding, s.overflow));
+    if (!s.shadow)
+      return;
+    ShadowRecord r;
+    r.site = n.id;
+    r.workgroup = x.workgroup_of(lane);
+    r.lane = x.local_of(lane);
+    r.global_lane = r.workgroup * wg_lanes + r.lane;
+    r.source_bits = get_slot(source, from_bytes, lane);
+    r.result_bits = get_slot(result, to_bytes, lane);
+    r.exact_hi = v.hi;
+    r.exact_lo = v.lo;
+    r.product_sum = v.product_sum;
+    x.shadow().push_back(r);
+  });
+}
+
+void attach_destinations(Exec& x, const CStmt& cs, size_t first) {
+  const ir::Stmt& s = *cs.stmt;
+  auto& records = x.shadow();
+  const uint32_t wg_lanes = x.program().wg_lanes;
+  for (size_t i = first; i < records.size(); ++i) {
+    ShadowRecord& r = records[i];
+    if (r.site != s.b)
+      continue;
+    const auto lane =
+        static_cast<uint32_t>((r.workgroup - x.first_workgroup()) * wg_lanes + r.lane);
+    r.destination = Destination{s.space, s.mem, index_value(x, s.a, lane)};
+  }
+}
+
+} // namespace halfway::interp

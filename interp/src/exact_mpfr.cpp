@@ -1,0 +1,143 @@
+// The MPFR path of exact.hpp: every op of the producer tree at the precision that makes it exact.
+#include "exact.hpp"
+#include "exec.hpp"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <mpfr.h>
+#include <vector>
+
+namespace halfway::interp {
+
+namespace {
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// MPFR values of the tree's nodes and the product accumulator, reused across calls on a thread.
+class Workspace {
+public:
+  Workspace() {
+    for (mpfr_ptr v : {acc_, sum_, tmp_})
+      mpfr_init2(v, 64);
+  }
+  ~Workspace() {
+    for (auto& v : values_)
+      mpfr_clear(v.v);
+    for (mpfr_ptr v : {acc_, sum_, tmp_})
+      mpfr_clear(v);
+  }
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  mpfr_ptr at(size_t i) {
+    while (values_.size() <= i) {
+      values_.emplace_back();
+      mpfr_init2(values_.back().v, 64);
+    }
+    return values_[i].v;
+  }
+  mpfr_ptr acc() { return acc_; }
+  mpfr_ptr sum() { return sum_; }
+  mpfr_ptr tmp() { return tmp_; }
+
+private:
+  struct Value {
+    mpfr_t v;
+  };
+  std::vector<Value> values_;
+  mpfr_t acc_, sum_, tmp_;
+};
+
+// r = a + b (or a - b) exactly. r must not be a or b.
+void exact_add(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b, bool subtract) {
+  mpfr_prec_t prec;
+  if (mpfr_regular_p(a) && mpfr_regular_p(b)) {
+    mpfr_exp_t high = std::max(mpfr_get_exp(a), mpfr_get_exp(b)) + 1;
+    mpfr_exp_t low = std::min(mpfr_get_exp(a) - static_cast<mpfr_exp_t>(mpfr_min_prec(a)),
+                              mpfr_get_exp(b) - static_cast<mpfr_exp_t>(mpfr_min_prec(b)));
+    prec = static_cast<mpfr_prec_t>(high - low + 1);
+  } else {
+    prec = std::max(mpfr_get_prec(a), mpfr_get_prec(b));
+  }
+  mpfr_set_prec(r, std::max<mpfr_prec_t>(prec, MPFR_PREC_MIN));
+  if (subtract)
+    mpfr_sub(r, a, b, MPFR_RNDN);
+  else
+    mpfr_add(r, a, b, MPFR_RNDN);
+}
+
+void exact_mul(mpfr_ptr r, mpfr_srcptr a, mpfr_srcptr b) {
+  mpfr_set_prec(r, mpfr_get_prec(a) + mpfr_get_prec(b));
+  mpfr_mul(r, a, b, MPFR_RNDN);
+}
+
+// acc += |v|, exactly.
+void accumulate(Workspace& w, mpfr_srcptr v) {
+  mpfr_set_prec(w.tmp(), mpfr_get_prec(v));
+  mpfr_abs(w.tmp(), v, MPFR_RNDN);
+  exact_add(w.sum(), w.acc(), w.tmp(), false);
+  mpfr_swap(w.sum(), w.acc());
+}
+
+} // namespace
+
+ExactValue exact_value_mpfr(Exec& x, const ExactSite& s, uint32_t lane) {
+  thread_local Workspace w;
+  mpfr_set_prec(w.acc(), 64);
+  mpfr_set_zero(w.acc(), 1);
+  // Slot i + 1 holds tree node i; slot 0 is scratch.
+  for (size_t i = 0; i < s.tree.size(); ++i) {
+    const ExactSite::TreeOp& op = s.tree[i];
+    mpfr_ptr r = w.at(i + 1);
+    auto arg = [&](int k) { return w.at(static_cast<size_t>(op.args[k]) + 1); };
+    if (op.leaf) {
+      mpfr_set_prec(r, 64);
+      mpfr_set_d(r, exact_leaf(x, s, op.reg, lane), MPFR_RNDN); // exact
+      continue;
+    }
+    switch (op.op) {
+    case ir::Op::Neg:
+      mpfr_set_prec(r, mpfr_get_prec(arg(0)));
+      mpfr_neg(r, arg(0), MPFR_RNDN);
+      break;
+    case ir::Op::Add:
+      exact_add(r, arg(0), arg(1), false);
+      break;
+    case ir::Op::Sub:
+      exact_add(r, arg(0), arg(1), true);
+      break;
+    case ir::Op::Mul:
+      exact_mul(r, arg(0), arg(1));
+      accumulate(w, r);
+      break;
+    case ir::Op::Fma:
+      exact_mul(w.at(0), arg(0), arg(1));
+      accumulate(w, w.at(0));
+      exact_add(r, w.at(0), arg(2), false);
+      break;
+    default:
+      break;
+    }
+  }
+  mpfr_srcptr v = w.at(s.tree.size());
+  const double products = mpfr_get_d(w.acc(), MPFR_RNDN);
+  if (mpfr_nan_p(v))
+    return {kNan, 0, kNan, products};
+  const double hi = mpfr_get_d(v, MPFR_RNDN);
+  if (!mpfr_regular_p(v))
+    return {hi, 0, hi, products};
+  // Round to odd: truncate (DBL_MAX beyond the double range, a signed zero below it), and force
+  // the last bit when anything was cut off.
+  double odd = mpfr_get_d(v, MPFR_RNDZ);
+  if (mpfr_cmp_d(v, odd) != 0)
+    odd = std::bit_cast<double>(std::bit_cast<uint64_t>(odd) | 1);
+  if (!std::isfinite(hi))
+    return {hi, 0, odd, products};
+  mpfr_set_prec(w.tmp(), 64);
+  mpfr_set_d(w.tmp(), hi, MPFR_RNDN);
+  exact_add(w.sum(), v, w.tmp(), true);
+  const double lo = mpfr_get_d(w.sum(), MPFR_RNDN);
+  return {hi, lo, odd, products};
+}
+
+} // namespace halfway::interp

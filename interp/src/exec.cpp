@@ -1,0 +1,170 @@
+// The executor's set-up per launch and per batch, error reporting and the race report; the
+// statements themselves are in control.cpp.
+#include "exec.hpp"
+
+#include "halfway/ir/bits.hpp"
+#include "halfway/ir/printer.hpp"
+#include "slots.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace halfway::interp {
+
+Exec::Exec(const Launch& launch) : launch_(launch), p_(*launch.program) {
+  uint32_t lanes = p_.batch_groups * p_.wg_lanes;
+  capacity_ = (lanes + 15) / 16 * 16;
+  stride_ = capacity_ * 8;
+  regs_.reset(new uint64_t[static_cast<size_t>(p_.registers) * capacity_]());
+  stopped_ = LaneMask(capacity_);
+  returned_ = LaneMask(capacity_);
+  masks_.set_capacity(capacity_);
+  scratch_.assign(capacity_, 0);
+  const ir::Kernel& k = *p_.kernel;
+  for (const ir::SharedArray& s : k.shared) {
+    shared_.emplace_back(static_cast<size_t>(s.size) * ir::bytes(s.type));
+    races_.emplace_back(s.size);
+  }
+  for (uint32_t d = 0; d < 3; ++d)
+    local_ids_[d].resize(p_.wg_lanes);
+  for (uint32_t l = 0; l < p_.wg_lanes; ++l) {
+    local_ids_[0][l] = l % k.workgroup[0];
+    local_ids_[1][l] = (l / k.workgroup[0]) % k.workgroup[1];
+    local_ids_[2][l] = l / (k.workgroup[0] * k.workgroup[1]);
+  }
+  setup_fixed();
+}
+
+Exec::~Exec() = default;
+
+// Constants, scalar parameters, buffer lengths and grid sizes: the same on every lane of every
+// batch, so they are written once.
+void Exec::setup_fixed() {
+  const ir::Kernel& k = *p_.kernel;
+  for (const Node& n : p_.nodes) {
+    if (p_.cls[n.id] != NodeClass::Fixed)
+      continue;
+    const ir::Expr& e = *n.expr;
+    uint64_t v = 0;
+    switch (e.op) {
+    case ir::Op::Const:
+      v = e.imm;
+      break;
+    case ir::Op::ParamGet:
+      v = ir::truncate_bits(e.type, launch_.scalars[e.ref]);
+      break;
+    case ir::Op::BufferLen:
+      v = static_cast<uint32_t>(launch_.buffers[e.ref].length);
+      break;
+    case ir::Op::GroupSize:
+      v = k.workgroup[e.imm];
+      break;
+    case ir::Op::NumGroups:
+      v = launch_.grid.groups[e.imm];
+      break;
+    default:
+      break;
+    }
+    fill_slots(reg<std::byte>(n.reg), slot_bytes(n.type), capacity_, v);
+  }
+}
+
+// global_id, local_id and group_id of every lane of the batch: local coordinates come from a
+// table made once, group coordinates are computed once per workgroup.
+void Exec::setup_lanes() {
+  const auto& wg = p_.kernel->workgroup;
+  const auto& groups = launch_.grid.groups;
+  const uint32_t lanes = p_.wg_lanes;
+  for (uint32_t id : p_.lane_nodes) {
+    const Node& n = p_.nodes[id];
+    const uint32_t d = static_cast<uint32_t>(n.expr->imm);
+    const uint32_t* local = local_ids_[d].data();
+    uint32_t* r = reg<uint32_t>(n.reg);
+    for (uint32_t first = 0; first < n_; first += lanes) {
+      const uint64_t g = workgroup_of(first);
+      const uint64_t group[3] = {g % groups[0], (g / groups[0]) % groups[1],
+                                 g / (uint64_t{groups[0]} * groups[1])};
+      const auto base = static_cast<uint32_t>(group[d] * wg[d]);
+      uint32_t* out = r + first;
+      switch (n.op) {
+      case ir::Op::LocalId:
+        std::memcpy(out, local, lanes * sizeof(uint32_t));
+        break;
+      case ir::Op::GroupId:
+        std::fill(out, out + lanes, static_cast<uint32_t>(group[d]));
+        break;
+      default:
+        for (uint32_t l = 0; l < lanes; ++l)
+          out[l] = base + local[l];
+        break;
+      }
+    }
+  }
+}
+
+std::optional<BatchError> Exec::run_batch(uint64_t first, uint32_t count) {
+  first_ = first;
+  n_ = count * p_.wg_lanes;
+  width_ = (n_ + 15) / 16 * 16;
+  setup_lanes();
+  stopped_.reset_empty(n_);
+  stopped_lanes_ = 0;
+  returned_.reset_empty(n_);
+  error_.reset();
+  for (auto& s : shared_)
+    std::memset(s.data(), 0, s.size());
+  ++epoch_;
+  ScopedMask all(masks_);
+  all.m.reset(n_);
+  block(p_.body, all.m);
+  return std::move(error_);
+}
+
+void Exec::fail(uint32_t lane, ErrorKind kind, const std::string& message, ErrorContext c,
+                ir::ExprId node, uint32_t line) {
+  if (stopped_[lane])
+    return;
+  const uint32_t begin = lane / p_.wg_lanes * p_.wg_lanes;
+  for (uint32_t i = begin; i < begin + p_.wg_lanes; ++i)
+    stopped_.set(i);
+  stopped_lanes_ += p_.wg_lanes;
+  const uint64_t wg = workgroup_of(lane);
+  if (error_ && error_->workgroup <= wg)
+    return;
+  const ir::Kernel& k = *p_.kernel;
+  c.kernel = k.name;
+  if (node != ir::kNone) {
+    c.node = node;
+    c.node_text = ir::print_expr(k, node);
+    if (!line)
+      line = k.expr(node).line;
+  }
+  c.line = line;
+  c.workgroup = wg;
+  c.lane = local_of(lane);
+  error_.emplace(BatchError{wg, Error(kind, message, std::move(c))});
+}
+
+void Exec::report_race(const RaceCell& c, uint32_t id, uint64_t index, uint32_t lane,
+                       SharedAccess kind, ir::ExprId node, uint32_t line) {
+  const auto me = static_cast<int16_t>(lane); // one workgroup per batch
+  int16_t conflict = c.writer;
+  const char* what = "wrote";
+  if (!RaceCell::other(conflict, me)) {
+    conflict = RaceCell::other_of(c.readers, me);
+    what = "read";
+    if (conflict < 0 || kind == SharedAccess::Read) {
+      conflict = RaceCell::other_of(c.atomics, me);
+      what = "updated atomically";
+    }
+  }
+  static constexpr const char* kVerb[] = {"reads", "writes", "updates atomically"};
+  const ir::SharedArray& a = p_.kernel->shared[id];
+  fail(lane, ErrorKind::DataRace,
+       "lane " + std::to_string(conflict) + " " + what + " shared " + a.name + "[" +
+           std::to_string(index) + "] and lane " + std::to_string(me) + " " +
+           kVerb[static_cast<int>(kind)] + " it with no barrier in between",
+       {.buffer = a.name, .index = index, .length = a.size}, node, line);
+}
+
+} // namespace halfway::interp

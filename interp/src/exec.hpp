@@ -1,0 +1,173 @@
+#pragma once
+// The executor of one lockstep batch: a whole workgroup (or, for kernels without barriers and
+// shared memory, several whole workgroups) whose lanes run every statement and every expression
+// node together under an active-lane mask. One Exec belongs to one worker thread and is reused
+// for every batch that worker runs.
+
+#include "halfway/ir/error.hpp"
+#include "lanes.hpp"
+#include "program.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace halfway::interp {
+
+// A buffer parameter as the launch sees it: the caller's storage, written in place (backup.hpp).
+struct BufferView {
+  std::byte* data = nullptr;
+  uint64_t length = 0;
+};
+
+struct Launch {
+  const Program* program = nullptr;
+  std::vector<BufferView> buffers; // per parameter; unused for scalars
+  std::vector<uint64_t> scalars;   // per parameter; unused for buffers
+  rt::Grid grid;
+};
+
+struct BatchError {
+  uint64_t workgroup;
+  Error error;
+};
+
+enum class SharedAccess : uint8_t { Read, Write, Atomic };
+
+class Exec {
+public:
+  explicit Exec(const Launch& launch);
+  ~Exec();
+  Exec(const Exec&) = delete;
+  Exec& operator=(const Exec&) = delete;
+
+  // Runs workgroups [first, first + count); count <= program.batch_groups. Returns the first error
+  // of the lowest failing workgroup, if any failed.
+  std::optional<BatchError> run_batch(uint64_t first, uint32_t count);
+
+  // ---- for the evaluation functions -------------------------------------------------------
+  const Program& program() const { return p_; }
+  const Launch& launch() const { return launch_; }
+  const Options& options() const { return p_.options; }
+  template <class T> T* reg(uint32_t r) {
+    return reinterpret_cast<T*>(reinterpret_cast<std::byte*>(regs_.get()) +
+                                static_cast<size_t>(r) * stride_);
+  }
+  // Lanes in this batch, and that count rounded up to 16: loops that ignore the mask (pure ops
+  // whose result is discarded on inactive lanes) run to width() so they vectorise cleanly.
+  uint32_t lanes() const { return n_; }
+  uint32_t width() const { return width_; }
+  const LaneMask& mask() const { return *mask_; }
+  uint64_t first_workgroup() const { return first_; }
+  uint64_t workgroup_of(uint32_t lane) const { return first_ + lane / p_.wg_lanes; }
+  uint32_t local_of(uint32_t lane) const { return lane % p_.wg_lanes; }
+
+  // Reports undefined behaviour at `lane`: records the error when it is the first of the lane's
+  // workgroup, and stops that workgroup (its lanes leave every mask). `node` is the expression
+  // node, if any; the context gets the kernel, node, line, workgroup and lane filled in.
+  void fail(uint32_t lane, ErrorKind kind, const std::string& message, ErrorContext context,
+            ir::ExprId node = ir::kNone, uint32_t line = 0);
+
+  // Shared arrays of the current workgroup, and the race check every access goes through.
+  std::byte* shared(uint32_t id) { return shared_[id].data(); }
+  // Returns false (after fail()) when the access races with another lane's since the last barrier.
+  // Kernels with shared memory run one workgroup per batch, so the lane is the local index.
+  bool shared_access(uint32_t id, uint64_t index, uint32_t lane, SharedAccess kind, ir::ExprId node,
+                     uint32_t line) {
+    RaceCell& c = races_[id][index];
+    const auto me = static_cast<int16_t>(lane);
+    if (c.epoch != epoch_) {
+      c = RaceCell{epoch_};
+      c.record(kind, me);
+      return true;
+    }
+    if (c.allows(kind, me)) {
+      c.record(kind, me);
+      return true;
+    }
+    report_race(c, id, index, lane, kind, node, line);
+    return false;
+  }
+
+  std::vector<ShadowRecord>& shadow() { return shadow_; }
+  bool stopped(uint32_t lane) const { return stopped_lanes_ && stopped_[lane]; }
+
+private:
+  struct LoopFrame {
+    LaneMask* continued;
+  };
+  // The accesses to one shared element since the last barrier (lanes are local indices).
+  struct RaceCell {
+    uint32_t epoch = 0;
+    int16_t writer = -1;
+    int16_t readers[2] = {-1, -1}; // the first two distinct readers
+    int16_t atomics[2] = {-1, -1}; // the first two distinct lanes using atomics
+
+    static bool other(int16_t who, int16_t me) { return who >= 0 && who != me; }
+    static int16_t other_of(const int16_t (&two)[2], int16_t me) {
+      return other(two[0], me) ? two[0] : other(two[1], me) ? two[1] : -1;
+    }
+    bool allows(SharedAccess kind, int16_t me) const {
+      if (other(writer, me))
+        return false;
+      if (kind != SharedAccess::Read && other_of(readers, me) >= 0)
+        return false;
+      return kind == SharedAccess::Atomic || other_of(atomics, me) < 0;
+    }
+    void record(SharedAccess kind, int16_t me) {
+      auto add = [me](int16_t(&two)[2]) {
+        if (two[0] < 0)
+          two[0] = me;
+        else if (two[0] != me && two[1] < 0)
+          two[1] = me;
+      };
+      if (kind == SharedAccess::Write)
+        writer = me;
+      else if (kind == SharedAccess::Read)
+        add(readers);
+      else
+        add(atomics);
+    }
+  };
+  void report_race(const RaceCell& c, uint32_t id, uint64_t index, uint32_t lane, SharedAccess kind,
+                   ir::ExprId node, uint32_t line);
+
+  void setup_fixed();
+  void setup_lanes();
+  void block(const std::vector<CStmt>& stmts, LaneMask& m);
+  void stmt(const CStmt& s, LaneMask& m);
+  void eval(const std::vector<uint32_t>& nodes, const LaneMask& m);
+  void assign(uint32_t local, uint32_t from_reg, const LaneMask& m);
+  void if_stmt(const CStmt& s, LaneMask& m);
+  void while_stmt(const CStmt& s, LaneMask& m);
+  void for_stmt(const CStmt& s, LaneMask& m);
+  void barrier(const CStmt& s, LaneMask& m);
+  void drop_stopped(LaneMask& m) {
+    if (stopped_lanes_)
+      m.and_not(stopped_);
+  }
+
+  const Launch& launch_;
+  const Program& p_;
+  uint32_t capacity_ = 0, stride_ = 0, n_ = 0, width_ = 0;
+  uint64_t first_ = 0;
+  std::unique_ptr<uint64_t[]> regs_; // registers * capacity 64-bit slots
+  const LaneMask* mask_ = nullptr;
+  LaneMask stopped_, returned_;
+  uint32_t stopped_lanes_ = 0;
+  MaskStack masks_;
+  std::vector<LoopFrame> loops_;
+  std::vector<std::vector<std::byte>> shared_;
+  std::vector<std::vector<RaceCell>> races_;
+  uint32_t epoch_ = 0;
+  std::array<std::vector<uint32_t>, 3> local_ids_; // local_id(d) of each local lane index
+  std::vector<uint8_t> scratch_;                   // one byte per lane, for loop conditions
+  std::optional<BatchError> error_;
+  std::vector<ShadowRecord> shadow_;
+};
+
+// Statement actions that touch memory (memory.cpp).
+void exec_store(Exec& x, const CStmt& s, const LaneMask& m);
+void exec_atomic(Exec& x, const CStmt& s, const LaneMask& m);
+
+} // namespace halfway::interp

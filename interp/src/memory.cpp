@@ -1,0 +1,158 @@
+// Loads and stores on buffers and shared arrays: bounds checks on every active lane, the
+// shared-memory race check, and a contiguous fast path (every lane active, 32-bit indices
+// i0, i0+1, ...) that checks the range once and copies.
+#include "access.hpp"
+#include "halfway/ir/bits.hpp"
+#include "slots.hpp"
+
+#include <cstring>
+#include <type_traits>
+
+namespace halfway::interp {
+
+namespace {
+
+// The first index when every lane is active and the 32-bit indices are i0, i0+1, ... in bounds.
+bool contiguous(Exec& x, const LaneMask& m, const void* index_reg, ir::ScalarType t,
+                uint64_t length, uint64_t& first) {
+  if (!m.all() || (t != ir::ScalarType::U32 && t != ir::ScalarType::I32))
+    return false;
+  const uint32_t* idx = static_cast<const uint32_t*>(index_reg);
+  const uint32_t n = x.lanes(), start = idx[0];
+  if (t == ir::ScalarType::I32 && static_cast<int32_t>(start) < 0)
+    return false;
+  if (uint64_t{start} + n > length)
+    return false;
+  uint32_t differ = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    differ |= idx[i] ^ (start + i);
+  first = start;
+  return differ == 0;
+}
+
+// I: the index's C++ type (its signedness decides whether negative indices exist).
+template <class I> bool in_bounds(I v, uint64_t length) {
+  if constexpr (std::is_signed_v<I>)
+    if (v < 0)
+      return false;
+  return static_cast<uint64_t>(v) < length;
+}
+
+// Reports the out-of-bounds access (check() finds it out of bounds again and says why).
+template <class I>
+[[gnu::noinline]] void out_of_bounds(Exec& x, const Target& t, I v, uint32_t lane,
+                                     SharedAccess kind, ir::ExprId node, uint32_t line) {
+  Index ix = v < 0 ? Index{true, 0 - static_cast<uint64_t>(static_cast<int64_t>(v))}
+                   : Index{false, static_cast<uint64_t>(v)};
+  check(x, t, ix, lane, kind, node, line);
+}
+
+template <class E, class I, bool Shared> void load_lanes(Exec& x, const Node& n, const Target& t) {
+  const I* idx = x.reg<I>(n.arg[0]);
+  E* r = x.reg<E>(n.reg);
+  const E* base = reinterpret_cast<const E*>(t.base);
+  for_active(x.mask(), [&](uint32_t lane) {
+    const I v = idx[lane];
+    if (!in_bounds(v, t.length))
+      return out_of_bounds(x, t, v, lane, SharedAccess::Read, n.id, 0);
+    if constexpr (Shared)
+      if (!x.shared_access(t.id, static_cast<uint64_t>(v), lane, SharedAccess::Read, n.id, 0))
+        return;
+    r[lane] = base[static_cast<uint64_t>(v)];
+  });
+}
+
+template <class E, class I, bool Shared>
+void store_lanes(Exec& x, const CStmt& cs, const LaneMask& m, const Target& t) {
+  const ir::Stmt& s = *cs.stmt;
+  const I* idx = x.reg<I>(x.program().nodes[s.a].reg);
+  const E* value = x.reg<E>(x.program().nodes[s.b].reg);
+  E* base = reinterpret_cast<E*>(t.base);
+  for_active(m, [&](uint32_t lane) {
+    const I v = idx[lane];
+    if (!in_bounds(v, t.length))
+      return out_of_bounds(x, t, v, lane, SharedAccess::Write, ir::kNone, s.line);
+    if constexpr (Shared)
+      if (!x.shared_access(t.id, static_cast<uint64_t>(v), lane, SharedAccess::Write, ir::kNone,
+                           s.line))
+        return;
+    base[static_cast<uint64_t>(v)] = value[lane];
+  });
+}
+
+// Calls f.template operator()<E, I, Shared>() for the element storage, index type and space.
+template <class F> void dispatch(uint32_t element_bytes, ir::ScalarType index, bool shared, F f) {
+  auto by_index = [&]<class E>() {
+    auto go = [&]<class I>() {
+      if (shared)
+        f.template operator()<E, I, true>();
+      else
+        f.template operator()<E, I, false>();
+    };
+    switch (index) {
+    case ir::ScalarType::I8:
+      return go.template operator()<int8_t>();
+    case ir::ScalarType::U8:
+      return go.template operator()<uint8_t>();
+    case ir::ScalarType::I16:
+      return go.template operator()<int16_t>();
+    case ir::ScalarType::U16:
+      return go.template operator()<uint16_t>();
+    case ir::ScalarType::I32:
+      return go.template operator()<int32_t>();
+    case ir::ScalarType::U32:
+      return go.template operator()<uint32_t>();
+    case ir::ScalarType::I64:
+      return go.template operator()<int64_t>();
+    default:
+      return go.template operator()<uint64_t>();
+    }
+  };
+  switch (element_bytes) {
+  case 1:
+    return by_index.template operator()<uint8_t>();
+  case 2:
+    return by_index.template operator()<uint16_t>();
+  case 4:
+    return by_index.template operator()<uint32_t>();
+  default:
+    return by_index.template operator()<uint64_t>();
+  }
+}
+
+void load(Exec& x, const Node& n) {
+  const ir::Expr& e = *n.expr;
+  const Target t = target_of(x, e.space, e.ref);
+  const void* index = x.reg<std::byte>(n.arg[0]);
+  uint64_t first;
+  if (t.space == ir::Space::Buffer && contiguous(x, x.mask(), index, n.arg_type, t.length, first)) {
+    std::memcpy(x.reg<std::byte>(n.reg), t.base + first * t.bytes, size_t{x.lanes()} * t.bytes);
+    return;
+  }
+  dispatch(t.bytes, n.arg_type, t.space == ir::Space::Shared,
+           [&]<class E, class I, bool Shared>() { load_lanes<E, I, Shared>(x, n, t); });
+}
+
+} // namespace
+
+EvalFn memory_eval(const Program&, const Node& n) {
+  return n.op == ir::Op::Load ? load : nullptr;
+}
+
+void exec_store(Exec& x, const CStmt& cs, const LaneMask& m) {
+  const ir::Stmt& s = *cs.stmt;
+  const Program& p = x.program();
+  const Target t = target_of(x, s.space, s.mem);
+  const ir::ScalarType index_type = p.nodes[s.a].type;
+  const void* index = x.reg<std::byte>(p.nodes[s.a].reg);
+  uint64_t first;
+  if (t.space == ir::Space::Buffer && contiguous(x, m, index, index_type, t.length, first)) {
+    std::memcpy(t.base + first * t.bytes, x.reg<std::byte>(p.nodes[s.b].reg),
+                size_t{x.lanes()} * t.bytes);
+    return;
+  }
+  dispatch(t.bytes, index_type, t.space == ir::Space::Shared,
+           [&]<class E, class I, bool Shared>() { store_lanes<E, I, Shared>(x, cs, m, t); });
+}
+
+} // namespace halfway::interp
