@@ -1,0 +1,69 @@
+#pragma once
+// What a device may return for one output element, and the check against it.
+//
+// Without an opt-in every element is compared bit for bit (compare.hpp). With single rounding, an
+// element written by an unbarriered narrowing site gets the interval of
+// specs/f16-narrowing-barrier.md §4, computed from that evaluation's shadow record:
+//
+//   x = the exact value of the producer expression (exact_hi + exact_lo),
+//   E = the source-precision error a device may skip (skipped_error below),
+//   lo = min(R_t(x - E), R_t(R_s(x - E))),  hi = max(R_t(x + E), R_t(R_s(x + E))),
+//
+// R_t the site's own rounding into the target (nearest-even unless the convert says otherwise),
+// R_s nearest-even into the source type. Every value between lo and hi (by value, so +0 and -0
+// alike) is accepted, and so is the interpreter's own result (which always lies inside, except
+// when the two-step evaluation overflowed to an infinity or a NaN where the exact value did not:
+// then a fused device may legitimately return the rounding of the exact value instead, and both
+// are accepted). In formats the device flushes, the ends are flushed too.
+//
+// E per shape (§4 table): 0 for a product, a single op or a value that is not rounded (only the
+// tie of Lemma A remains); u_s * product_sum for a multiply-add (u_s = 2^-q, 2^-24 for f32); for a
+// chain with n intermediate rounding ops, u_s * n * (2 * product_sum + |x|) / (1 - n * u_s), which
+// bounds the general rule for sums of products with at most one addend that is not a product, and
+// estimates it (to first order) otherwise: the interpreter records no per-node magnitudes from
+// which the general rule could be evaluated exactly.
+
+#include "halfway/interp/shadow.hpp"
+#include "halfway/ir/kernel.hpp"
+#include "halfway/ir/narrowing.hpp"
+#include "halfway/numerics/float_controls.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace halfway::diff {
+
+struct Bound {
+  enum class Kind : uint8_t {
+    BitExact,       // no opt-in covers this element
+    SingleRounding, // the §4 interval
+    Unchecked,      // relaxed accumulation holds and nothing bounds the element (see diff.hpp)
+  };
+  Kind kind = Kind::BitExact;
+  // SingleRounding: the interval's ends, bit patterns of the element type.
+  uint64_t lo = 0, hi = 0;
+  double error = 0; // E
+  double exact = 0; // x, rounded to a double (for reports)
+  ir::SiteShape shape = ir::SiteShape::NotRounded;
+  ir::ExprId site = ir::kNone; // the narrowing convert node
+};
+
+std::string_view name(Bound::Kind kind);
+// "bit-exact", "single rounding (multiply-add): [0.5 (0x3800), 0.50048828 (0x3801)], E = 1.2e-08".
+std::string describe(const Bound& bound, ir::ScalarType type);
+
+// E for one evaluation of `site` (see above).
+double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site,
+                     const interp::ShadowRecord& record);
+
+// The §4 interval for one evaluation of a narrowing site whose reference result is `reference`.
+Bound single_rounding_bound(const ir::Kernel& kernel, const ir::NarrowingSite& site,
+                            const interp::ShadowRecord& record, uint64_t reference,
+                            const num::FloatControls& controls);
+
+// Whether `device` is acceptable for `reference` under `bound` (BitExact: same_bits; Unchecked:
+// always).
+bool accepts(const Bound& bound, ir::ScalarType type, uint64_t reference, uint64_t device,
+             const num::FloatControls& controls);
+
+} // namespace halfway::diff

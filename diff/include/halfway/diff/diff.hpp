@@ -1,0 +1,61 @@
+#pragma once
+// The differential checker: runs a kernel on the reference interpreter and on a device with the
+// same inputs, and compares every element of every output, as specs/f16-narrowing-barrier.md §6
+// describes:
+//  - bit for bit (compare.hpp) where the kernel's budget holds no opt-in. A device that fused a
+//    multiply-add into a narrowing would stay inside any tolerance; only the exact comparison
+//    with the two-step interpreter catches a contraction that should not have happened.
+//  - within the §4 bound (bound.hpp) where the budget holds single rounding, for each element
+//    that an unbarriered narrowing site stored directly (the interpreter's shadow record names the
+//    destination). Every other element is still compared bit for bit.
+//  - under relaxed accumulation, elements of a kernel with loop-carried accumulations that differ
+//    are counted as unchecked: the interpreter records no per-accumulation term count or sum of
+//    |terms| from which the §5 bound gamma_n * sum |t_k| could be evaluated. The report says so.
+//
+// Usage:
+//     diff::Report r = diff::run(kernel, device, grid, args);
+//     if (!r.ok()) std::cerr << diff::to_text(r);
+// where `args` holds one rt::Arg per parameter, as for Device::launch. The caller's buffers are
+// never written: the reference and the device each run on their own copies (a buffer bound to
+// several parameters stays one buffer in each copy). Output buffers are the write and read_write
+// parameters; the inputs are the read and read_write parameters as given.
+//
+// Cost: two launches, three copies of the buffers, and when single rounding holds one shadow
+// record (about 80 bytes) per narrowing evaluation plus a word per output element; bounds are
+// computed (with MPFR) only for elements that differ.
+//
+// Errors: a kernel the interpreter rejects (out of bounds, a data race, ...) or a device launch
+// that fails throws the halfway::Error unchanged; a comparison never throws on what it finds.
+
+#include "halfway/diff/report.hpp"
+#include "halfway/ir/verifier.hpp"
+#include "halfway/runtime/buffer.hpp"
+#include "halfway/runtime/device.hpp"
+
+#include <cstddef>
+#include <span>
+
+namespace halfway::policy {
+class Registry;
+}
+
+namespace halfway::diff {
+
+struct Options {
+  // Where the kernel's budget is read; null: policy::global_registry(). Give a device made with
+  // the same registry, or the two will disagree (the report notes it when the device's
+  // LaunchResult::budget differs).
+  const policy::Registry* registry = nullptr;
+  // How many violations per buffer the report keeps, lowest index first.
+  size_t max_shown = 10;
+  // Passed to the device's launch.
+  rt::LaunchOptions launch{};
+  // The reference run: one thread in workgroup order, or this many threads (0: all cores).
+  bool deterministic_reference = false;
+  unsigned reference_threads = 0;
+};
+
+Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid& grid,
+           std::span<const rt::Arg> args, const Options& options = {});
+
+} // namespace halfway::diff

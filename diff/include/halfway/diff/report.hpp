@@ -1,0 +1,88 @@
+#pragma once
+// What a differential run found, per output buffer, and its two renderings: text for people and
+// JSON for tools (`halfway diff --json`).
+
+#include "halfway/diff/bound.hpp"
+#include "halfway/ir/types.hpp"
+#include "halfway/numerics/float_controls.hpp"
+#include "halfway/policy/budget.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace halfway::diff {
+
+// One argument value shown next to a violation.
+struct InputValue {
+  std::string name; // the parameter's name
+  ir::ScalarType type = ir::ScalarType::F32;
+  uint64_t bits = 0;
+  bool scalar = false; // a scalar argument rather than element `index` of an input buffer
+};
+
+// An element the device got wrong.
+struct Violation {
+  uint64_t index = 0;
+  // The inputs at the same index: element `index` of every buffer the kernel reads (read and
+  // read_write parameters, before the launch) that is long enough, and every scalar argument.
+  // For an elementwise kernel these are exactly the values the element was computed from; for
+  // any other kernel they are only what sits at the same position.
+  std::vector<InputValue> inputs;
+  uint64_t reference = 0; // the interpreter's element
+  uint64_t device = 0;    // the device's element
+  uint64_t ulps = 0;      // distance(reference, device): UINT64_MAX for a NaN against a number
+  Bound bound;            // what would have been accepted
+};
+
+struct BufferReport {
+  std::string name; // the parameter's name (the first one, when a buffer is bound twice)
+  uint32_t param = 0;
+  ir::ScalarType type = ir::ScalarType::F32;
+  uint64_t size = 0;
+  uint64_t exact = 0;        // identical under the comparison rules of compare.hpp
+  uint64_t within_bound = 0; // different, and inside the element's §4 bound
+  uint64_t violations = 0;
+  uint64_t unchecked = 0; // different, under relaxed accumulation, with nothing to bound them
+  // The largest distance(reference, device) over the elements where both are numbers (or both
+  // NaN), within-bound and unchecked ones included: in ulps of the element type for floats.
+  uint64_t max_ulps = 0;
+  // Elements where exactly one side is a NaN (within bound or not): they have no distance.
+  uint64_t nan_mismatches = 0;
+  std::vector<Violation> first_violations; // the lowest indices, at most Options::max_shown
+};
+
+struct Report {
+  std::string kernel;
+  std::string reference = "interp (two-step)";
+  std::string device;
+  policy::Budget budget;       // as read from the registry when the comparison ran
+  num::FloatControls controls; // the device's, applied to the reference and the comparison
+  std::vector<BufferReport> buffers;
+  std::vector<std::string> notes; // anything that limits what the comparison proves
+
+  uint64_t violations() const;
+  bool ok() const { return violations() == 0; }
+};
+
+// A few lines per buffer: counts, max ulps, the first violations with their inputs, then the
+// budget with its reasons and the notes. Ends with "result: OK" or "result: FAILED (...)".
+std::string to_text(const Report& report);
+
+// One JSON object (no trailing newline):
+// {"kernel", "reference", "device", "ok", "violations",
+//  "budget": {"single_rounding": {"held", "reason"}, "relaxed_accumulation": {"held", "reason"}},
+//  "float_controls": {"flush_f16", "flush_f32", "flush_f64", "preserve_signed_zero_inf_nan"},
+//  "buffers": [{"name", "param", "type", "size", "exact", "within_bound", "violations",
+//               "unchecked", "max_ulps", "nan_mismatches",
+//               "first_violations": [{"index", "inputs": [{"name", "type", "scalar", "bits",
+//                                     "value"}], "reference": {"bits", "value"},
+//                                     "device": {"bits", "value"}, "ulps",
+//                                     "bound": {"kind", ... "lo", "hi", "error", "shape"}}]}],
+//  "notes": [...]}
+// Bit patterns and values are strings ("0x3c00", "1", "nan", "-inf") so that every value
+// survives a JSON parser; a violation's ulps is null for a NaN against a number; a reason is
+// null when the opt-in does not hold.
+std::string to_json(const Report& report);
+
+} // namespace halfway::diff

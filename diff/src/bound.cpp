@@ -1,0 +1,154 @@
+#include "halfway/diff/bound.hpp"
+
+#include "exact.hpp"
+#include "halfway/diff/compare.hpp"
+#include "halfway/numerics/convert.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace halfway::diff {
+
+namespace {
+
+num::Rounding rounding_of(ir::RoundingMode m) {
+  switch (m) {
+  case ir::RoundingMode::TowardZero:
+    return num::Rounding::TowardZero;
+  case ir::RoundingMode::Up:
+    return num::Rounding::Up;
+  case ir::RoundingMode::Down:
+    return num::Rounding::Down;
+  default:
+    return num::Rounding::NearestEven;
+  }
+}
+
+bool rounds(ir::Op op) {
+  return op == ir::Op::Add || op == ir::Op::Sub || op == ir::Op::Mul || op == ir::Op::Fma;
+}
+
+// An interval end as a value; NaN ends (an E4M3 overflow, or a NaN exact value) count as the
+// infinity of their sign so that comparisons stay ordered.
+double end_value(num::Format f, uint64_t bits) {
+  double v = num::to_double(f, bits);
+  if (std::isnan(v))
+    return num::sign_bit(f, bits) ? -std::numeric_limits<double>::infinity()
+                                  : std::numeric_limits<double>::infinity();
+  return v;
+}
+
+} // namespace
+
+std::string_view name(Bound::Kind kind) {
+  switch (kind) {
+  case Bound::Kind::BitExact:
+    return "bit-exact";
+  case Bound::Kind::SingleRounding:
+    return "single rounding";
+  case Bound::Kind::Unchecked:
+    return "unchecked";
+  }
+  return "bit-exact";
+}
+
+std::string describe(const Bound& bound, ir::ScalarType type) {
+  switch (bound.kind) {
+  case Bound::Kind::BitExact:
+    return "bit-exact";
+  case Bound::Kind::Unchecked:
+    return "unchecked (relaxed accumulation)";
+  case Bound::Kind::SingleRounding:
+    break;
+  }
+  char e[32];
+  std::snprintf(e, sizeof e, "%.3g", bound.error);
+  return "single rounding (" + std::string(ir::name(bound.shape)) + "): [" +
+         format_value(type, bound.lo) + ", " + format_value(type, bound.hi) + "], E = " + e;
+}
+
+double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site,
+                     const interp::ShadowRecord& record) {
+  const double u = std::ldexp(1.0, -static_cast<int>(ir::info(site.from).precision));
+  constexpr double kSlack = 1 + 0x1p-50; // E is an upper bound: never let rounding shrink it
+  switch (site.shape) {
+  case ir::SiteShape::MulAdd:
+    return u * record.product_sum * kSlack;
+  case ir::SiteShape::Chain: {
+    double n = 0;
+    for (ir::ExprId id : site.producers)
+      if (id != site.producer && rounds(kernel.expr(id).op))
+        ++n;
+    if (n == 0)
+      return 0;
+    double x = std::fabs(record.exact_hi);
+    return u * n * (2 * record.product_sum + x) / (1 - n * u) * kSlack;
+  }
+  default:
+    return 0;
+  }
+}
+
+Bound single_rounding_bound(const ir::Kernel& kernel, const ir::NarrowingSite& site,
+                            const interp::ShadowRecord& record, uint64_t reference,
+                            const num::FloatControls& controls) {
+  (void)reference; // accepted by accepts(); never needed to build the interval
+  Bound b;
+  b.kind = Bound::Kind::SingleRounding;
+  b.shape = site.shape;
+  b.site = site.convert;
+  b.exact = record.exact_hi;
+  const num::Format t = *float_format(site.to), s = *float_format(site.from);
+  const ir::Expr& convert = kernel.expr(site.convert);
+  const num::Rounding r = rounding_of(convert.rounding);
+  const num::Fp8Overflow ov = convert.saturate ? num::Fp8Overflow::Saturate : num::Fp8Overflow::Nan;
+
+  if (!std::isfinite(record.exact_hi)) { // NaN or an infinity: its own rounding, nothing else
+    b.lo = b.hi = num::from_double(t, record.exact_hi, r, ov);
+    return b;
+  }
+  b.error = skipped_error(kernel, site, record);
+  // Rounded once from the exact value, and rounded to the source first (nearest-even), then to
+  // the target: the two things a device may do with the root of the producer tree.
+  auto once = [&](double delta) {
+    return num::from_double(t, detail::sum_odd(record.exact_hi, record.exact_lo, delta), r, ov);
+  };
+  auto twice = [&](double delta) {
+    uint64_t src =
+        s == num::Format::F64
+            ? num::f64_bits(detail::sum_nearest(record.exact_hi, record.exact_lo, delta))
+            : num::from_double(s, detail::sum_odd(record.exact_hi, record.exact_lo, delta));
+    return num::convert_bits(s, src, t, r, ov);
+  };
+  uint64_t d1 = once(-b.error), d2 = twice(-b.error), u1 = once(b.error), u2 = twice(b.error);
+  b.lo = end_value(t, d1) <= end_value(t, d2) ? d1 : d2;
+  b.hi = end_value(t, u1) >= end_value(t, u2) ? u1 : u2;
+  b.lo = num::apply_flush(t, b.lo, controls);
+  b.hi = num::apply_flush(t, b.hi, controls);
+  return b;
+}
+
+bool accepts(const Bound& bound, ir::ScalarType type, uint64_t reference, uint64_t device,
+             const num::FloatControls& controls) {
+  if (same_bits(type, reference, device, controls))
+    return true;
+  switch (bound.kind) {
+  case Bound::Kind::BitExact:
+    return false;
+  case Bound::Kind::Unchecked:
+    return true;
+  case Bound::Kind::SingleRounding:
+    break;
+  }
+  auto f = float_format(type);
+  if (!f)
+    return false;
+  uint64_t d = num::apply_flush(*f, device, controls);
+  if (num::is_nan(*f, d))
+    return num::is_nan(*f, bound.lo) || num::is_nan(*f, bound.hi);
+  double v = num::to_double(*f, d);
+  return end_value(*f, bound.lo) <= v && v <= end_value(*f, bound.hi);
+}
+
+} // namespace halfway::diff

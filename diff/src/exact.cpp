@@ -1,0 +1,88 @@
+#include "exact.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <mpfr.h>
+
+namespace halfway::diff::detail {
+
+namespace {
+
+// Per-thread MPFR registers, wide enough that every sum of three doubles is exact.
+struct Scratch {
+  static constexpr mpfr_prec_t kBits = 2400;
+  mpfr_t x, y;
+  Scratch() {
+    mpfr_init2(x, kBits);
+    mpfr_init2(y, kBits);
+  }
+  ~Scratch() {
+    mpfr_clear(x);
+    mpfr_clear(y);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+double to_double_odd(const mpfr_t v) {
+  if (mpfr_nan_p(v))
+    return std::nan("");
+  if (mpfr_inf_p(v) || mpfr_zero_p(v))
+    return mpfr_get_d(v, MPFR_RNDN);
+  double z = mpfr_get_d(v, MPFR_RNDZ);
+  if (mpfr_cmp_d(v, z) == 0)
+    return z;
+  uint64_t bits = std::bit_cast<uint64_t>(z);
+  if ((bits & 1) == 0)
+    ++bits; // the odd neighbour is the next one away from zero
+  return std::bit_cast<double>(bits);
+}
+
+} // namespace
+
+// Zero terms are skipped rather than added, so that a -0 stays -0 (MPFR, like IEEE, makes
+// -0 + +0 = +0).
+static void set_sum(mpfr_t x, double a, double b, double c) {
+  mpfr_set_d(x, a, MPFR_RNDN);
+  if (b != 0 || std::isnan(b))
+    mpfr_add_d(x, x, b, MPFR_RNDN);
+  if (c != 0 || std::isnan(c))
+    mpfr_add_d(x, x, c, MPFR_RNDN);
+}
+
+double sum_odd(double a, double b, double c) {
+  Scratch& s = scratch();
+  set_sum(s.x, a, b, c);
+  return to_double_odd(s.x);
+}
+
+double sum_nearest(double a, double b, double c) {
+  Scratch& s = scratch();
+  set_sum(s.x, a, b, c);
+  return mpfr_get_d(s.x, MPFR_RNDN);
+}
+
+double mul_add_odd(double a, double b, double c) {
+  Scratch& s = scratch();
+  mpfr_set_d(s.x, a, MPFR_RNDN);
+  mpfr_mul_d(s.x, s.x, b, MPFR_RNDN);
+  mpfr_add_d(s.x, s.x, c, MPFR_RNDN);
+  return to_double_odd(s.x);
+}
+
+int compare_mul_add(double a, double b, double c, double m) {
+  Scratch& s = scratch();
+  mpfr_set_d(s.x, a, MPFR_RNDN);
+  mpfr_mul_d(s.x, s.x, b, MPFR_RNDN);
+  mpfr_add_d(s.x, s.x, c, MPFR_RNDN);
+  int cmp = mpfr_cmp_d(s.x, m);
+  return cmp < 0 ? -1 : cmp > 0 ? 1 : 0;
+}
+
+} // namespace halfway::diff::detail

@@ -1,0 +1,124 @@
+#include "halfway/diff/compare.hpp"
+#include "halfway/diff/report.hpp"
+
+#include <cstdio>
+#include <limits>
+#include <sstream>
+
+namespace halfway::diff {
+
+namespace {
+
+// Minimal JSON writing: strings escaped per RFC 8259, everything else written by the caller.
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string ulps_json(uint64_t ulps) {
+  return ulps == std::numeric_limits<uint64_t>::max() ? "null" : std::to_string(ulps);
+}
+
+std::string value_json(ir::ScalarType type, uint64_t bits) {
+  return "{\"bits\": " + quote(bits_text(type, bits)) +
+         ", \"value\": " + quote(value_text(type, bits)) + "}";
+}
+
+std::string reason_json(const std::optional<std::string>& reason) {
+  return std::string("{\"held\": ") + (reason ? "true" : "false") +
+         ", \"reason\": " + (reason ? quote(*reason) : "null") + "}";
+}
+
+std::string bound_json(const Bound& b, ir::ScalarType type) {
+  std::ostringstream out;
+  out << "{\"kind\": " << quote(name(b.kind));
+  if (b.kind == Bound::Kind::SingleRounding) {
+    char e[32], x[32];
+    std::snprintf(e, sizeof e, "%.17g", b.error);
+    std::snprintf(x, sizeof x, "%.17g", b.exact);
+    out << ", \"shape\": " << quote(ir::name(b.shape)) << ", \"lo\": " << value_json(type, b.lo)
+        << ", \"hi\": " << value_json(type, b.hi) << ", \"error\": " << quote(e)
+        << ", \"exact\": " << quote(x);
+  }
+  out << "}";
+  return out.str();
+}
+
+std::string violation_json(const BufferReport& b, const Violation& v) {
+  std::ostringstream out;
+  out << "{\"index\": " << v.index << ", \"inputs\": [";
+  for (size_t i = 0; i < v.inputs.size(); ++i) {
+    const InputValue& in = v.inputs[i];
+    out << (i ? ", " : "") << "{\"name\": " << quote(in.name)
+        << ", \"type\": " << quote(ir::name(in.type))
+        << ", \"scalar\": " << (in.scalar ? "true" : "false")
+        << ", \"bits\": " << quote(bits_text(in.type, in.bits))
+        << ", \"value\": " << quote(value_text(in.type, in.bits)) << "}";
+  }
+  out << "], \"reference\": " << value_json(b.type, v.reference)
+      << ", \"device\": " << value_json(b.type, v.device) << ", \"ulps\": " << ulps_json(v.ulps)
+      << ", \"bound\": " << bound_json(v.bound, b.type) << "}";
+  return out.str();
+}
+
+} // namespace
+
+std::string to_json(const Report& r) {
+  std::ostringstream out;
+  out << "{\"kernel\": " << quote(r.kernel) << ", \"reference\": " << quote(r.reference)
+      << ", \"device\": " << quote(r.device) << ", \"ok\": " << (r.ok() ? "true" : "false")
+      << ", \"violations\": " << r.violations()
+      << ", \"budget\": {\"single_rounding\": " << reason_json(r.budget.single_rounding)
+      << ", \"relaxed_accumulation\": " << reason_json(r.budget.relaxed_accumulation) << "}"
+      << ", \"float_controls\": {\"flush_f16\": " << (r.controls.flush_f16 ? "true" : "false")
+      << ", \"flush_f32\": " << (r.controls.flush_f32 ? "true" : "false")
+      << ", \"flush_f64\": " << (r.controls.flush_f64 ? "true" : "false")
+      << ", \"preserve_signed_zero_inf_nan\": "
+      << (r.controls.preserve_signed_zero_inf_nan ? "true" : "false") << "}, \"buffers\": [";
+  for (size_t i = 0; i < r.buffers.size(); ++i) {
+    const BufferReport& b = r.buffers[i];
+    out << (i ? ", " : "") << "{\"name\": " << quote(b.name) << ", \"param\": " << b.param
+        << ", \"type\": " << quote(ir::name(b.type)) << ", \"size\": " << b.size
+        << ", \"exact\": " << b.exact << ", \"within_bound\": " << b.within_bound
+        << ", \"violations\": " << b.violations << ", \"unchecked\": " << b.unchecked
+        << ", \"max_ulps\": " << b.max_ulps << ", \"nan_mismatches\": " << b.nan_mismatches
+        << ", \"first_violations\": [";
+    for (size_t j = 0; j < b.first_violations.size(); ++j)
+      out << (j ? ", " : "") << violation_json(b, b.first_violations[j]);
+    out << "]}";
+  }
+  out << "], \"notes\": [";
+  for (size_t i = 0; i < r.notes.size(); ++i)
+    out << (i ? ", " : "") << quote(r.notes[i]);
+  out << "]}";
+  return out.str();
+}
+
+} // namespace halfway::diff

@@ -1,0 +1,211 @@
+// One differential run: copy the inputs twice, run the reference (with shadow records when single
+// rounding holds) and the device, then judge every output element.
+#include "halfway/diff/compare.hpp"
+#include "halfway/diff/diff.hpp"
+#include "halfway/interp/interp.hpp"
+#include "halfway/ir/narrowing.hpp"
+#include "halfway/policy/policy.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+namespace halfway::diff {
+
+namespace {
+
+constexpr size_t kNoRecord = std::numeric_limits<size_t>::max();
+
+// Copies of the argument buffers, one per distinct buffer, so that aliasing survives.
+struct Copies {
+  std::vector<rt::HostBuffer> buffers;
+  std::vector<rt::Arg> args;
+  std::map<const rt::HostBuffer*, rt::HostBuffer*> of; // original -> copy
+
+  explicit Copies(std::span<const rt::Arg> in) {
+    buffers.reserve(in.size()); // never reallocates: the Args point into it
+    for (const rt::Arg& a : in) {
+      if (!a.buffer) {
+        args.push_back(a);
+        continue;
+      }
+      auto it = of.find(a.buffer);
+      if (it == of.end()) {
+        buffers.push_back(a.buffer->clone());
+        it = of.emplace(a.buffer, &buffers.back()).first;
+      }
+      args.push_back(rt::Arg::of(*it->second));
+    }
+  }
+};
+
+// For each output buffer element, the last shadow record of an unbarriered narrowing site that
+// stored to it.
+class Destinations {
+public:
+  Destinations(std::span<const rt::Arg> args, const std::vector<interp::ShadowRecord>& records,
+               const std::unordered_map<ir::ExprId, const ir::NarrowingSite*>& barrier_sites,
+               std::vector<std::string>& notes) {
+    std::map<ir::ExprId, uint64_t> nowhere;
+    for (size_t r = 0; r < records.size(); ++r) {
+      const interp::ShadowRecord& rec = records[r];
+      auto site = barrier_sites.find(rec.site);
+      if (site == barrier_sites.end())
+        continue;
+      if (!rec.destination || rec.destination->space != ir::Space::Buffer ||
+          rec.destination->memory >= args.size() || !args[rec.destination->memory].buffer) {
+        ++nowhere[rec.site];
+        continue;
+      }
+      const rt::HostBuffer* b = args[rec.destination->memory].buffer;
+      auto& slots = last_[b];
+      if (slots.empty())
+        slots.assign(b->size(), kNoRecord);
+      if (rec.destination->index < slots.size())
+        slots[rec.destination->index] = r;
+    }
+    for (auto& [id, count] : nowhere)
+      notes.push_back("narrowing site '" + std::string(barrier_sites.at(id)->where) + "' (" +
+                      std::to_string(count) +
+                      " evaluations) does not store its value directly: what it feeds is compared "
+                      "bit for bit, so single rounding there shows up as violations");
+  }
+
+  size_t record(const rt::HostBuffer* b, uint64_t index) const {
+    auto it = last_.find(b);
+    return it == last_.end() ? kNoRecord : it->second[index];
+  }
+
+private:
+  std::unordered_map<const rt::HostBuffer*, std::vector<size_t>> last_;
+};
+
+std::vector<InputValue> inputs_at(const ir::Kernel& k, std::span<const rt::Arg> args,
+                                  uint64_t index) {
+  std::vector<InputValue> out;
+  for (size_t p = 0; p < args.size(); ++p) {
+    const ir::Param& param = k.params[p];
+    if (!param.is_buffer()) {
+      out.push_back({param.name, param.type, args[p].scalar, true});
+    } else if (param.access != ir::Access::Write && index < args[p].buffer->size()) {
+      out.push_back({param.name, param.type, args[p].buffer->get_bits(index), false});
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+uint64_t Report::violations() const {
+  uint64_t n = 0;
+  for (const BufferReport& b : buffers)
+    n += b.violations;
+  return n;
+}
+
+Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid& grid,
+           std::span<const rt::Arg> args, const Options& options) {
+  const ir::Kernel& k = kernel.kernel();
+  rt::check_args(k, grid, args);
+  const policy::Registry& registry =
+      options.registry ? *options.registry : policy::global_registry();
+
+  Report report;
+  report.kernel = kernel.name();
+  report.device = device.name();
+  report.budget = registry.budget(kernel.name());
+  report.controls = device.info().controls;
+  const bool single = report.budget.single_rounding.has_value();
+  const bool relaxed = report.budget.relaxed_accumulation.has_value();
+
+  Copies reference(args), on_device(args);
+  interp::Options io;
+  io.deterministic = options.deterministic_reference;
+  io.threads = options.reference_threads;
+  io.controls = report.controls;
+  io.narrowing = interp::NarrowingModel::TwoStep;
+  io.shadow = single;
+  interp::Stats stats = interp::run(kernel, grid, reference.args, io);
+  rt::LaunchResult launched = device.launch(kernel, grid, on_device.args, options.launch);
+  if (!(launched.budget == report.budget)) {
+    std::string theirs = policy::to_string(launched.budget);
+    std::replace(theirs.begin(), theirs.end(), '\n', ';');
+    report.notes.push_back("the device generated code under another budget (" + theirs +
+                           "): it reads a different policy registry than the checker");
+  }
+
+  const std::vector<ir::NarrowingSite> sites = ir::narrowing_sites(k);
+  std::unordered_map<ir::ExprId, const ir::NarrowingSite*> barrier_sites;
+  for (const ir::NarrowingSite& s : sites)
+    if (s.needs_barrier())
+      barrier_sites.emplace(s.convert, &s);
+  if (single && barrier_sites.empty())
+    report.notes.push_back("single rounding holds, but every narrowing site is proven innocuous "
+                           "(rules 1-2): everything is compared bit for bit");
+  const Destinations destinations(args, stats.shadow, barrier_sites, report.notes);
+
+  const bool unbounded = relaxed && !ir::accumulations(k).empty();
+  if (unbounded)
+    report.notes.push_back(
+        "relaxed accumulation holds and the kernel has loop-carried accumulations: elements that "
+        "differ outside narrowing sites are counted as unchecked (the interpreter records no "
+        "term count or sum of |terms| for the gamma_n bound of spec §5)");
+  else if (relaxed)
+    report.notes.push_back("relaxed accumulation holds, but the kernel has no loop-carried "
+                           "accumulation: it changes nothing here");
+
+  std::map<const rt::HostBuffer*, bool> done;
+  for (size_t p = 0; p < args.size(); ++p) {
+    const ir::Param& param = k.params[p];
+    if (!param.is_buffer() || param.access == ir::Access::Read)
+      continue;
+    const rt::HostBuffer* original = args[p].buffer;
+    if (done[original])
+      continue;
+    done[original] = true;
+    const rt::HostBuffer& want = *reference.of.at(original);
+    const rt::HostBuffer& got = *on_device.of.at(original);
+
+    BufferReport b;
+    b.name = param.name;
+    b.param = static_cast<uint32_t>(p);
+    b.type = param.type;
+    b.size = want.size();
+    for (uint64_t i = 0; i < b.size; ++i) {
+      const uint64_t r = want.get_bits(i), d = got.get_bits(i);
+      if (same_bits(b.type, r, d, report.controls)) {
+        ++b.exact;
+        continue;
+      }
+      Bound bound;
+      const size_t rec = single ? destinations.record(original, i) : kNoRecord;
+      if (rec != kNoRecord && float_format(b.type)) {
+        const interp::ShadowRecord& record = stats.shadow[rec];
+        const ir::NarrowingSite& site = *barrier_sites.at(record.site);
+        if (site.to == b.type)
+          bound = single_rounding_bound(k, site, record, r, report.controls);
+      } else if (unbounded) {
+        bound.kind = Bound::Kind::Unchecked;
+      }
+      const uint64_t ulps = distance(b.type, r, d, report.controls);
+      if (ulps == std::numeric_limits<uint64_t>::max())
+        ++b.nan_mismatches;
+      else
+        b.max_ulps = std::max(b.max_ulps, ulps);
+      if (bound.kind == Bound::Kind::Unchecked) {
+        ++b.unchecked;
+      } else if (accepts(bound, b.type, r, d, report.controls)) {
+        ++b.within_bound;
+      } else {
+        ++b.violations;
+        if (b.first_violations.size() < options.max_shown)
+          b.first_violations.push_back({i, inputs_at(k, args, i), r, d, ulps, bound});
+      }
+    }
+    report.buffers.push_back(std::move(b));
+  }
+  return report;
+}
+
+} // namespace halfway::diff

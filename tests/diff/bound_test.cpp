@@ -1,0 +1,213 @@
+// The §4 interval, on real shadow records: the strict interpreter and the single-rounding model
+// both lie inside it for every element (products, multiply-adds, chains, f16 and bf16), it is
+// exactly {two-step, one rounding} for a product, and its error term is what the spec says.
+#include "examples.hpp"
+#include "halfway/diff/bound.hpp"
+#include "halfway/diff/compare.hpp"
+#include "halfway/diff/inputs.hpp"
+#include "halfway/dsl.hpp"
+#include "halfway/interp/interp.hpp"
+#include "halfway/numerics/convert.hpp"
+#include "halfway/numerics/ulp.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace halfway;
+using namespace halfway::diff;
+using ir::ScalarType;
+
+namespace {
+
+struct Outcome {
+  rt::HostBuffer strict, model;
+  std::vector<interp::ShadowRecord> records;
+  std::vector<ir::NarrowingSite> sites;
+  size_t different = 0, beyond_one_ulp = 0, checked = 0;
+};
+
+// Runs `k` (inputs a, b, c[, d] of f32, output out) in both models and checks every shadowed
+// element of the output against its bound.
+Outcome check_both_models(const ir::VerifiedKernel& k, std::vector<rt::HostBuffer*> inputs,
+                          ScalarType out_type, size_t n, num::FloatControls controls = {}) {
+  Outcome o{rt::HostBuffer(out_type, n), rt::HostBuffer(out_type, n), {}, {}, 0, 0, 0};
+  auto args_for = [&](rt::HostBuffer& out) {
+    std::vector<rt::Arg> args;
+    for (rt::HostBuffer* b : inputs)
+      args.push_back(rt::Arg::of(*b));
+    args.push_back(rt::Arg::of(out));
+    return args;
+  };
+  const rt::Grid grid = rt::Grid::for_lanes(k.kernel(), n);
+  interp::Options strict;
+  strict.shadow = true;
+  strict.controls = controls;
+  o.records = interp::run(k, grid, args_for(o.strict), strict).shadow;
+  interp::Options model;
+  model.narrowing = interp::NarrowingModel::SingleRounding;
+  model.controls = controls;
+  interp::run(k, grid, args_for(o.model), model);
+  o.sites = ir::narrowing_sites(k.kernel());
+  const ir::NarrowingSite& site = o.sites.at(0);
+  for (const interp::ShadowRecord& rec : o.records) {
+    if (!rec.destination)
+      continue;
+    const uint64_t i = rec.destination->index;
+    const uint64_t r = o.strict.get_bits(i), m = o.model.get_bits(i);
+    EXPECT_EQ(rec.result_bits, r) << i;
+    Bound b = single_rounding_bound(k.kernel(), site, rec, r, controls);
+    EXPECT_TRUE(accepts(b, out_type, r, r, controls)) << i;
+    EXPECT_TRUE(accepts(b, out_type, r, m, controls))
+        << "element " << i << ": model " << format_value(out_type, m) << " outside "
+        << describe(b, out_type) << ", reference " << format_value(out_type, r);
+    const uint64_t d = distance(out_type, r, m, controls);
+    o.different += !same_bits(out_type, r, m, controls);
+    o.beyond_one_ulp += d > 1 && d != UINT64_MAX;
+    ++o.checked;
+  }
+  return o;
+}
+
+ir::VerifiedKernel product_kernel(ScalarType target) {
+  if (target == ScalarType::BF16)
+    return kernel("product_bf16", {64}, {"a", "b", "out"},
+                  [](In<float> a, In<float> b, Out<bf16> out) {
+                    Var i(global_id(0), "i");
+                    If(i < out.size(), [&] { out[i] = a[i] * b[i]; });
+                  });
+  return kernel("product_f16", {64}, {"a", "b", "out"}, [](In<float> a, In<float> b, Out<f16> out) {
+    Var i(global_id(0), "i");
+    If(i < out.size(), [&] { out[i] = a[i] * b[i]; });
+  });
+}
+
+ir::VerifiedKernel mul_add_bf16() {
+  return kernel("mul_add_bf16", {64}, {"a", "b", "c", "out"},
+                [](In<float> a, In<float> b, In<float> c, Out<bf16> out) {
+                  Var i(global_id(0), "i");
+                  If(i < out.size(), [&] { out[i] = a[i] * b[i] + c[i]; });
+                });
+}
+
+ir::VerifiedKernel two_products() {
+  return kernel("two_products", {64}, {"a", "b", "c", "d", "out"},
+                [](In<float> a, In<float> b, In<float> c, In<float> d, Out<f16> out) {
+                  Var i(global_id(0), "i");
+                  If(i < out.size(), [&] { out[i] = a[i] * b[i] + c[i] * d[i]; });
+                });
+}
+
+TEST(Bound, NarrowF16BothModelsInsideOnTieStress) {
+  const size_t n = 20000;
+  inputs::MulAdd m = inputs::tie_stress(n, ScalarType::F16, 21);
+  Outcome o = check_both_models(examples::narrow_f16(), {&m.a, &m.b, &m.c}, ScalarType::F16, n);
+  EXPECT_EQ(o.checked, n);
+  EXPECT_GT(o.different, n / 4) << "the model must differ from the strict result on ties";
+  EXPECT_GT(o.beyond_one_ulp, 0u) << "cancellation cases exceed one ulp, inside the bound";
+}
+
+TEST(Bound, MulAddBf16BothModelsInside) {
+  const size_t n = 10000;
+  inputs::MulAdd m = inputs::tie_stress(n, ScalarType::BF16, 22);
+  Outcome o = check_both_models(mul_add_bf16(), {&m.a, &m.b, &m.c}, ScalarType::BF16, n);
+  EXPECT_GT(o.different, n / 4);
+}
+
+TEST(Bound, ProductIntervalIsTheTwoCandidates) {
+  for (ScalarType t : {ScalarType::F16, ScalarType::BF16}) {
+    const size_t n = 5000;
+    inputs::MulAdd m = inputs::product_ties(n, t, 23);
+    auto k = product_kernel(t);
+    Outcome o = check_both_models(k, {&m.a, &m.b}, t, n);
+    EXPECT_GT(o.different, n / 3);
+    EXPECT_EQ(o.beyond_one_ulp, 0u) << "a product differs by one ulp at most";
+    const num::Format f = *float_format(t);
+    for (const interp::ShadowRecord& rec : o.records) {
+      const uint64_t i = rec.destination->index;
+      Bound b = single_rounding_bound(k.kernel(), o.sites[0], rec, o.strict.get_bits(i), {});
+      EXPECT_EQ(b.error, 0.0);
+      const uint64_t r = o.strict.get_bits(i), s = o.model.get_bits(i);
+      const bool r_low = num::to_double(f, r) <= num::to_double(f, s);
+      ASSERT_EQ(b.lo, r_low ? r : s) << i;
+      ASSERT_EQ(b.hi, r_low ? s : r) << i;
+    }
+  }
+}
+
+TEST(Bound, ChainOfTwoProducts) {
+  const size_t n = 10000;
+  rt::HostBuffer a(ScalarType::F32, n), b(ScalarType::F32, n), c(ScalarType::F32, n),
+      d(ScalarType::F32, n);
+  inputs::fill_random(a, 1, {-2, 2});
+  inputs::fill_random(b, 2, {-2, 2});
+  inputs::fill_random(c, 3, {-2, 2});
+  inputs::fill_random(d, 4, {-2, 2});
+  auto k = two_products();
+  ASSERT_EQ(ir::narrowing_sites(k.kernel()).at(0).shape, ir::SiteShape::Chain);
+  check_both_models(k, {&a, &b, &c, &d}, ScalarType::F16, n);
+}
+
+TEST(Bound, FlushingControlsFlushTheInterval) {
+  // Results in f16's subnormal range: a device that flushes f16 gives zeros, the bound accepts
+  // them because its ends are flushed too.
+  const size_t n = 2000;
+  inputs::MulAdd m = inputs::product_ties(n, ScalarType::F16, 24, {-22, -15});
+  num::FloatControls flush;
+  flush.flush_f16 = true;
+  auto k = product_kernel(ScalarType::F16);
+  Outcome o = check_both_models(k, {&m.a, &m.b}, ScalarType::F16, n, flush);
+  EXPECT_EQ(o.checked, n);
+}
+
+TEST(Bound, ErrorTermPerShape) {
+  auto k = examples::narrow_f16();
+  ir::NarrowingSite site = ir::narrowing_sites(k.kernel()).at(0);
+  interp::ShadowRecord rec;
+  rec.site = site.convert;
+  rec.exact_hi = 1.0;
+  rec.product_sum = 1024.0;
+  EXPECT_NEAR(skipped_error(k.kernel(), site, rec), 1024.0 * 0x1p-24, 1e-15);
+  // Cancellation: |a*b| = 2^20 around a result near 1 allows 2^-4 more: 64 f16 ulps at 1.
+  rec.product_sum = 0x1p20;
+  EXPECT_NEAR(skipped_error(k.kernel(), site, rec) / num::ulp_of(num::Format::F16, 1.0), 64, 1e-9);
+  Bound b = single_rounding_bound(k.kernel(), site, rec, 0x3c00, {});
+  EXPECT_TRUE(accepts(b, ScalarType::F16, 0x3c00, 0x3c00 + 64, {}));
+  EXPECT_FALSE(accepts(b, ScalarType::F16, 0x3c00, 0x3c00 + 66, {}));
+
+  ir::NarrowingSite chain = site;
+  chain.shape = ir::SiteShape::Chain; // one intermediate op (the mul): u * 1 * (2 * 2^20 + 1)
+  EXPECT_NEAR(skipped_error(k.kernel(), chain, rec), 0x1p-24 * (2 * 0x1p20 + 1), 1e-6);
+  ir::NarrowingSite product = site;
+  product.shape = ir::SiteShape::Product;
+  EXPECT_EQ(skipped_error(k.kernel(), product, rec), 0.0);
+}
+
+TEST(Bound, NonFiniteExactValues) {
+  auto k = examples::narrow_f16();
+  ir::NarrowingSite site = ir::narrowing_sites(k.kernel()).at(0);
+  interp::ShadowRecord rec;
+  rec.exact_hi = NAN;
+  Bound b = single_rounding_bound(k.kernel(), site, rec, 0x7e00, {});
+  EXPECT_TRUE(accepts(b, ScalarType::F16, 0x7e00, 0xfe01, {})) << "any NaN";
+  EXPECT_FALSE(accepts(b, ScalarType::F16, 0x7e00, 0x3c00, {}));
+  // The f32 product overflowed (reference NaN from inf - inf) but the exact value is -inf.
+  rec.exact_hi = -INFINITY;
+  b = single_rounding_bound(k.kernel(), site, rec, 0x7e00, {});
+  EXPECT_TRUE(accepts(b, ScalarType::F16, 0x7e00, 0xfc00, {}));
+  EXPECT_TRUE(accepts(b, ScalarType::F16, 0x7e00, 0x7e00, {}));
+  EXPECT_FALSE(accepts(b, ScalarType::F16, 0x7e00, 0x7c00, {}));
+  EXPECT_NE(describe(b, ScalarType::F16).find("-inf"), std::string::npos);
+}
+
+TEST(Bound, SignOfZeroInsideTheInterval) {
+  auto k = product_kernel(ScalarType::F16);
+  ir::NarrowingSite site = ir::narrowing_sites(k.kernel()).at(0);
+  interp::ShadowRecord rec;
+  rec.exact_hi = -0.0; // a -0 product; the fused form adds +0
+  Bound b = single_rounding_bound(k.kernel(), site, rec, 0x8000, {});
+  EXPECT_TRUE(accepts(b, ScalarType::F16, 0x8000, 0x0000, {}));
+  EXPECT_FALSE(accepts(b, ScalarType::F16, 0x8000, 0x0001, {}));
+  EXPECT_FALSE(accepts(Bound{}, ScalarType::F16, 0x8000, 0x0000, {})) << "bit-exact keeps signs";
+}
+
+} // namespace
