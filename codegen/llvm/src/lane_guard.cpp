@@ -1,0 +1,83 @@
+#include "lane_guard.hpp"
+
+namespace halfway::codegen::detail {
+
+namespace {
+
+// The expression behind remat locals.
+ir::ExprId resolve(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s) {
+  while (k.expr(id).op == ir::Op::LocalGet && s.storage[k.expr(id).ref] == LocalStorage::Remat)
+    id = s.remat[k.expr(id).ref];
+  return id;
+}
+
+bool invariant(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s) {
+  id = resolve(k, id, s);
+  const ir::Expr& e = k.expr(id);
+  switch (e.op) {
+  case ir::Op::Const:
+  case ir::Op::ParamGet:
+  case ir::Op::BufferLen:
+  case ir::Op::GroupSize:
+  case ir::Op::NumGroups:
+    return true;
+  case ir::Op::LocalGet:
+    return s.storage[e.ref] == LocalStorage::Workgroup;
+  case ir::Op::Add:
+  case ir::Op::Sub:
+  case ir::Op::Mul:
+  case ir::Op::Min:
+  case ir::Op::Max:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Not:
+  case ir::Op::Neg:
+  case ir::Op::Select:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+    break;
+  case ir::Op::Convert:
+    if (!ir::is_int(e.type) || !ir::is_int(k.expr(e.args[0]).type))
+      return false;
+    break;
+  default:
+    return false;
+  }
+  for (int i = 0; i < e.nargs; ++i)
+    if (!invariant(k, e.args[i], s))
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::optional<LaneGuard> match_lane_guard(const ir::Kernel& k, const Part& part,
+                                          const StoragePlan& s, bool flat) {
+  if (part.kind != Part::Kind::Lanes || part.stmts.empty())
+    return std::nullopt;
+  for (size_t i = 0; i + 1 < part.stmts.size(); ++i) {
+    const ir::Stmt& let = *part.stmts[i];
+    if (let.kind != ir::StmtKind::Let || s.storage[let.local] != LocalStorage::Remat)
+      return std::nullopt;
+  }
+  const ir::Stmt& branch = *part.stmts.back();
+  if (branch.kind != ir::StmtKind::If || !branch.else_body.empty())
+    return std::nullopt;
+  const ir::Expr& c = k.expr(branch.a);
+  if (c.op != ir::Op::Lt || k.expr(c.args[0]).type != ir::ScalarType::U32)
+    return std::nullopt;
+  const ir::Expr& lane = k.expr(resolve(k, c.args[0], s));
+  ir::Op coordinate = flat ? ir::Op::GlobalId : ir::Op::LocalId;
+  if (lane.op != coordinate || lane.imm != 0)
+    return std::nullopt;
+  if (!invariant(k, c.args[1], s))
+    return std::nullopt;
+  return LaneGuard{&branch, c.args[1], flat};
+}
+
+} // namespace halfway::codegen::detail

@@ -1,0 +1,344 @@
+// Expressions: the op table's rule picks the family, each family maps ops to LLVM instructions.
+// Precision lives here too: the flag scopes of lifted narrowing sites and relaxed accumulations.
+#include "halfway/ir/format.hpp"
+#include "halfway/numerics/math.hpp"
+#include "lowering.hpp"
+#include "symbol_names.hpp"
+
+namespace halfway::codegen::detail {
+
+// The NaN state of every node, from the states of its operands and of the locals: the lowering
+// below produces values that satisfy exactly these states.
+NanState Lowering::node_state(ir::ExprId id) {
+  if (node_known_[id])
+    return node_nan_[id];
+  const ir::Expr& e = k_.expr(id);
+  NanState args[4] = {};
+  for (int i = 0; i < e.nargs; ++i)
+    args[i] = node_state(e.args[i]);
+  node_nan_[id] = e.op == ir::Op::LocalGet ? local_nan_[e.ref] : result_nan_state(k_, e, args);
+  node_known_[id] = true;
+  return node_nan_[id];
+}
+
+Val Lowering::expr(ir::ExprId id) {
+  // Shared nodes are the same computation twice (kernel.hpp); computing them once per statement
+  // is only an economy, and is skipped inside flag scopes, whose flags depend on the context.
+  if (!flag_scopes_.empty())
+    return {expr_uncached(id).v, node_nan_[id]};
+  if (auto it = cache_.find(id); it != cache_.end())
+    return it->second;
+  Val v{expr_uncached(id).v, node_nan_[id]};
+  cache_.emplace(id, v);
+  return v;
+}
+
+Val Lowering::expr_uncached(ir::ExprId id) {
+  const ir::Expr& e = k_.expr(id);
+  switch (ir::info(e.op).rule) {
+  case ir::TypeRule::Leaf:
+    switch (e.op) {
+    case ir::Op::Const:
+      return constant(e);
+    case ir::Op::LocalGet:
+      if (storage_[e.ref] == LocalStorage::Remat)
+        return expr(remat_[e.ref]);
+      return {b_.CreateLoad(value_type(e.type), local_ptr(e.ref), k_.locals[e.ref].name),
+              local_nan_[e.ref]};
+    case ir::Op::ParamGet:
+      return {scalar_[e.ref]};
+    case ir::Op::BufferLen:
+      return {b_.CreateTrunc(buffer_len_[e.ref], b_.getInt32Ty())};
+    case ir::Op::Load:
+      return load(e, id);
+    default:
+      return builtin(e);
+    }
+  case ir::TypeRule::Convert: {
+    if (e.type == ir::ScalarType::F16 && ir::is_narrowing(k_.expr(e.args[0]).type, e.type))
+      part_narrows_f16_ = true;
+    if (auto exact = plan_.exact.find(id); exact != plan_.exact.end())
+      return exact_single_rounding(e, exact->second);
+    auto lifted = plan_.lifted.find(id);
+    if (lifted == plan_.lifted.end())
+      return convert(id, e);
+    llvm::FastMathFlags contract;
+    contract.setAllowContract();
+    flag_scopes_.push_back({&lifted->second->producers, contract});
+    Val v = convert(id, e);
+    flag_scopes_.pop_back();
+    return v;
+  }
+  case ir::TypeRule::Bitcast:
+    return bitcast(e);
+  case ir::TypeRule::Pack:
+    return pack(e);
+  case ir::TypeRule::Unpack:
+    return unpack(e);
+  case ir::TypeRule::Select:
+    return select(e);
+  case ir::TypeRule::Compare:
+    return compare(e);
+  default:
+    return ir::is_float(e.type) ? float_op(id, e) : int_op(id, e);
+  }
+}
+
+llvm::FastMathFlags Lowering::flags_for(ir::ExprId id) const {
+  llvm::FastMathFlags f;
+  for (const FlagScope& s : flag_scopes_)
+    for (ir::ExprId op : *s.ops)
+      if (op == id)
+        f |= s.flags;
+  return f;
+}
+
+llvm::Value* Lowering::with_flags(llvm::Value* v, ir::ExprId id) {
+  if (flag_scopes_.empty())
+    return v;
+  if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
+      inst && llvm::isa<llvm::FPMathOperator>(inst))
+    inst->setFastMathFlags(flags_for(id));
+  return v;
+}
+
+Val Lowering::constant(const ir::Expr& e) {
+  llvm::Type* t = value_type(e.type);
+  switch (e.type) {
+  case ir::ScalarType::F16:
+    return {llvm::ConstantFP::get(
+        ctx_, llvm::APFloat(llvm::APFloat::IEEEhalf(), llvm::APInt(16, e.imm)))};
+  case ir::ScalarType::F32:
+    return {llvm::ConstantFP::get(
+        ctx_, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, e.imm)))};
+  case ir::ScalarType::F64:
+    return {llvm::ConstantFP::get(
+        ctx_, llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, e.imm)))};
+  default:
+    return {llvm::ConstantInt::get(t, e.imm)};
+  }
+}
+
+Val Lowering::builtin(const ir::Expr& e) {
+  size_t d = e.imm;
+  if (flat_ && d == 0 && in_lanes_) {
+    if (e.op == ir::Op::GlobalId)
+      return {flat_gid0_};
+    if (e.op == ir::Op::GroupId)
+      return {flat_group_x_};
+  }
+  switch (e.op) {
+  case ir::Op::GlobalId:
+    return {b_.CreateAdd(group_base_[d], lid_[d])};
+  case ir::Op::LocalId:
+    return {lid_[d]};
+  case ir::Op::GroupId:
+    return {group_id_[d]};
+  case ir::Op::GroupSize:
+    return {i32(k_.workgroup[d])};
+  case ir::Op::NumGroups:
+    return {num_groups_[d]};
+  default:
+    return {i32(0)};
+  }
+}
+
+Val Lowering::select(const ir::Expr& e) {
+  llvm::Value* c = expr(e.args[0]).v;
+  Val a = expr(e.args[1]), b = expr(e.args[2]);
+  bool agree;
+  NanState s = merge(a.nan, b.nan, agree);
+  if (!agree)
+    a.v = canonical(a, e.type), b.v = canonical(b, e.type);
+  return {b_.CreateSelect(c, a.v, b.v), s};
+}
+
+Val Lowering::compare(const ir::Expr& e) {
+  ir::ScalarType t = k_.expr(e.args[0]).type;
+  llvm::Value* a = expr(e.args[0]).v;
+  llvm::Value* b = expr(e.args[1]).v;
+  using P = llvm::CmpInst::Predicate;
+  size_t op = static_cast<size_t>(e.op) - static_cast<size_t>(ir::Op::Eq); // Eq Ne Lt Le Gt Ge
+  if (ir::is_float(t)) {
+    static constexpr P fp[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT,
+                               P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
+    if (t == ir::ScalarType::BF16)
+      a = bf16_to_f32(a), b = bf16_to_f32(b);
+    return {b_.CreateFCmp(fp[op], a, b)};
+  }
+  static constexpr P sint[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_SLT,
+                               P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
+  static constexpr P uint[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_ULT,
+                               P::ICMP_ULE, P::ICMP_UGT, P::ICMP_UGE};
+  return {b_.CreateICmp(ir::info(t).is_signed ? sint[op] : uint[op], a, b)};
+}
+
+Val Lowering::float_op(ir::ExprId id, const ir::Expr& e) {
+  ir::ScalarType t = e.type;
+  bool narrow = t == ir::ScalarType::F16 || t == ir::ScalarType::BF16;
+  auto arg = [&](int i) { return expr(e.args[i]).v; };
+  // Binary arithmetic is computed in f32 for f16 and bf16: one op of exact operands computed in
+  // q = 24 >= 2p + 2 bits and rounded once more is the op rounded once (Figueroa).
+  auto binary = [&](llvm::Instruction::BinaryOps op) -> Val {
+    llvm::Value* a = to_compute(arg(0), t);
+    llvm::Value* b = to_compute(arg(1), t);
+    llvm::Value* r = with_flags(b_.CreateBinOp(op, a, b), id);
+    return {narrow ? from_compute(r, t) : r, NanState::Dirty};
+  };
+  auto unary_intrinsic = [&](llvm::Intrinsic::ID fn) -> Val {
+    llvm::Value* a = to_compute(arg(0), t);
+    llvm::Value* r = b_.CreateUnaryIntrinsic(fn, a);
+    return {narrow ? from_compute(r, t) : r, NanState::Dirty};
+  };
+  switch (e.op) {
+  case ir::Op::Add:
+    return binary(llvm::Instruction::FAdd);
+  case ir::Op::Sub:
+    return binary(llvm::Instruction::FSub);
+  case ir::Op::Mul:
+    return binary(llvm::Instruction::FMul);
+  case ir::Op::Div:
+    return binary(llvm::Instruction::FDiv);
+  case ir::Op::Neg: {
+    llvm::Value* a = canonical(expr(e.args[0]), t);
+    if (t == ir::ScalarType::BF16)
+      return {b_.CreateXor(a, b_.getInt16(0x8000))};
+    return {with_flags(b_.CreateFNeg(a), id)};
+  }
+  case ir::Op::Abs: {
+    llvm::Value* a = canonical(expr(e.args[0]), t);
+    if (t == ir::ScalarType::BF16)
+      return {b_.CreateAnd(a, b_.getInt16(0x7fff))};
+    return {b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a)};
+  }
+  case ir::Op::Copysign: {
+    llvm::Value* a = canonical(expr(e.args[0]), t);
+    llvm::Value* b = canonical(expr(e.args[1]), t);
+    if (t == ir::ScalarType::BF16)
+      return {
+          b_.CreateOr(b_.CreateAnd(a, b_.getInt16(0x7fff)), b_.CreateAnd(b, b_.getInt16(0x8000)))};
+    return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a, b)};
+  }
+  case ir::Op::Min:
+  case ir::Op::Max: {
+    llvm::Value* a = arg(0); // operands in order: checked loads fail in evaluation order
+    llvm::Value* b = arg(1);
+    return {min_max(e.op == ir::Op::Max, a, b, t)};
+  }
+  case ir::Op::Fma: {
+    llvm::Value* a = arg(0);
+    llvm::Value* b = arg(1);
+    llvm::Value* c = arg(2);
+    if (narrow)
+      return {fma_exact(a, b, c, t), NanState::Dirty};
+    llvm::Value* r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {value_type(t)}, {a, b, c});
+    return {with_flags(r, id), NanState::Dirty};
+  }
+  case ir::Op::Sqrt:
+    return unary_intrinsic(llvm::Intrinsic::sqrt);
+  case ir::Op::Floor:
+    return unary_intrinsic(llvm::Intrinsic::floor);
+  case ir::Op::Ceil:
+    return unary_intrinsic(llvm::Intrinsic::ceil);
+  case ir::Op::Fract:
+    return {fract(arg(0), t), NanState::Dirty};
+  default:
+    return math_call(e);
+  }
+}
+
+// The elementary functions with no exact LLVM instruction: halfway's correctly rounded ones, the
+// interpreter's own, so results are bit-identical (slow: a call per element, no vectorisation).
+Val Lowering::math_call(const ir::Expr& e) {
+  num::MathFn fn;
+  switch (e.op) {
+  case ir::Op::Rsqrt:
+    fn = num::MathFn::Rsqrt;
+    break;
+  case ir::Op::Exp:
+    fn = num::MathFn::Exp;
+    break;
+  case ir::Op::Exp2:
+    fn = num::MathFn::Exp2;
+    break;
+  case ir::Op::Log:
+    fn = num::MathFn::Log;
+    break;
+  case ir::Op::Log2:
+    fn = num::MathFn::Log2;
+    break;
+  case ir::Op::Sin:
+    fn = num::MathFn::Sin;
+    break;
+  case ir::Op::Cos:
+    fn = num::MathFn::Cos;
+    break;
+  case ir::Op::Tan:
+    fn = num::MathFn::Tan;
+    break;
+  case ir::Op::Tanh:
+    fn = num::MathFn::Tanh;
+    break;
+  case ir::Op::Pow:
+    fn = num::MathFn::Pow;
+    break;
+  case ir::Op::Erf:
+    fn = num::MathFn::Erf;
+    break;
+  case ir::Op::Atan2:
+    fn = num::MathFn::Atan2;
+    break;
+  default:
+    throw Error(ErrorKind::Unsupported,
+                "the LLVM backend has no lowering for " + std::string(ir::name(e.op)),
+                {.kernel = k_.name});
+  }
+  llvm::Type* i64t = b_.getInt64Ty();
+  auto* type = llvm::FunctionType::get(i64t, {b_.getInt32Ty(), b_.getInt32Ty(), i64t, i64t}, false);
+  llvm::Value* x = to_bits64(expr(e.args[0]).v, e.type);
+  llvm::Value* y = e.nargs > 1 ? to_bits64(expr(e.args[1]).v, e.type) : i64(0); // after x
+  llvm::Value* r = b_.CreateCall(
+      runtime_function(kMathSymbol, type),
+      {i32(static_cast<uint32_t>(fn)), i32(static_cast<uint32_t>(ir::format_of(e.type))), x, y});
+  return {from_bits64(r, e.type)};
+}
+
+Val Lowering::bitcast(const ir::Expr& e) {
+  ir::ScalarType from = k_.expr(e.args[0]).type;
+  llvm::Value* v = canonical(expr(e.args[0]), from);
+  llvm::Type* to = value_type(e.type);
+  return {v->getType() == to ? v : b_.CreateBitCast(v, to)};
+}
+
+// Element 0 in the lowest bits.
+Val Lowering::pack(const ir::Expr& e) {
+  uint32_t bits = ir::info(e.aux).bits;
+  llvm::Value* word = i32(0);
+  for (int i = 0; i < e.nargs; ++i) {
+    llvm::Value* v = canonical(expr(e.args[i]), e.aux);
+    v = b_.CreateBitCast(v, b_.getIntNTy(bits));
+    v = b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), bits * i);
+    word = b_.CreateOr(word, v);
+  }
+  return {word};
+}
+
+Val Lowering::unpack(const ir::Expr& e) {
+  uint32_t bits = ir::info(e.aux).bits;
+  llvm::Value* word = expr(e.args[0]).v;
+  llvm::Value* v = b_.CreateTrunc(b_.CreateLShr(word, bits * e.imm), b_.getIntNTy(bits));
+  llvm::Type* t = value_type(e.type);
+  return {v->getType() == t ? v : b_.CreateBitCast(v, t)};
+}
+
+llvm::FunctionCallee Lowering::runtime_function(const char* name, llvm::FunctionType* type) {
+  llvm::FunctionCallee callee = m_.getOrInsertFunction(name, type);
+  if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    f->addFnAttr(llvm::Attribute::WillReturn);
+    f->setDoesNotAccessMemory();
+  }
+  return callee;
+}
+
+} // namespace halfway::codegen::detail

@@ -1,0 +1,328 @@
+// The kernel's frame: lower_kernel() itself, the entry function, the loop over workgroups (or
+// over rows of workgroups in flat mode) and the allocas of locals.
+#include "halfway/ir/error.hpp"
+#include "lowering.hpp"
+
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+#include <spdlog/spdlog.h>
+
+namespace halfway::codegen {
+
+LoweredKernel::LoweredKernel() = default;
+LoweredKernel::LoweredKernel(LoweredKernel&&) noexcept = default;
+LoweredKernel& LoweredKernel::operator=(LoweredKernel&&) noexcept = default;
+LoweredKernel::~LoweredKernel() {
+  module.reset(); // before the context that owns its types
+  context.reset();
+}
+
+// LLVM's remarks and warnings (e.g. a lane loop the width hint could not vectorise) go to the
+// debug log instead of stderr.
+static void log_diagnostic(const llvm::DiagnosticInfo* diagnostic, void*) {
+  const llvm::DiagnosticInfo& info = *diagnostic;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DiagnosticPrinterRawOStream printer(os);
+  info.print(printer);
+  if (info.getSeverity() == llvm::DS_Error)
+    spdlog::warn("llvm: {}", text);
+  else
+    spdlog::debug("llvm: {}", text);
+}
+
+LoweredKernel lower_kernel(const ir::VerifiedKernel& kernel, const policy::Budget& budget,
+                           const LlvmOptions& options, const HostTarget& target,
+                           const std::string& entry) {
+  LoweredKernel out;
+  out.context = std::make_unique<llvm::LLVMContext>();
+  out.context->setDiagnosticHandlerCallBack(log_diagnostic);
+  out.module = std::make_unique<llvm::Module>("halfway." + kernel.name(), *out.context);
+  out.module->setTargetTriple(target.triple);
+  detail::Lowering lowering(kernel.kernel(), budget, options, target, *out.context, *out.module);
+  lowering.emit(entry);
+  std::string problems;
+  llvm::raw_string_ostream os(problems);
+  if (llvm::verifyModule(*out.module, &os))
+    throw Error(ErrorKind::Internal, "the LLVM backend generated invalid IR: " + problems,
+                {.kernel = kernel.name()});
+  out.entry = entry;
+  out.sites = lowering.take_sites();
+  out.shared_bytes = lowering.shared_bytes();
+  out.budget = budget;
+  return out;
+}
+
+namespace detail {
+
+Lowering::Lowering(const ir::Kernel& k, const policy::Budget& budget, const LlvmOptions& options,
+                   const HostTarget& target, llvm::LLVMContext& ctx, llvm::Module& m)
+    : k_(k), budget_(budget), options_(options), target_(target), ctx_(ctx), m_(m), b_(ctx) {
+  plan_storage_ = plan_storage(k);
+  parts_ = plan_storage_.parts;
+  storage_ = plan_storage_.storage;
+  remat_ = plan_storage_.remat;
+  flat_ = parts_.size() == 1 && parts_[0].kind == Part::Kind::Lanes && k.shared.empty() &&
+          k.workgroup[1] == 1 && k.workgroup[2] == 1;
+  local_nan_ = local_nan_states(k);
+  node_nan_.assign(k.exprs.size(), NanState::NoNan);
+  node_known_.assign(k.exprs.size(), false);
+  for (ir::ExprId id = 0; id < k.exprs.size(); ++id)
+    node_state(id);
+  plan_ = plan_precision(k, budget, options.single_rounding);
+  lanes_ = k.workgroup_lanes();
+  for (const ir::SharedArray& s : k.shared) {
+    shared_offset_.push_back(shared_bytes_);
+    shared_bytes_ += (uint64_t{s.size} * ir::bytes(s.type) + 63) / 64 * 64;
+  }
+}
+
+llvm::BasicBlock* Lowering::block(const char* name) {
+  return llvm::BasicBlock::Create(ctx_, name, fn_);
+}
+
+llvm::AllocaInst* Lowering::entry_alloca(llvm::Type* t, const char* name) {
+  llvm::IRBuilder<> a(alloca_block_, alloca_block_->begin());
+  return a.CreateAlloca(t, nullptr, name);
+}
+
+static void set_target_attributes(llvm::Function* f, const HostTarget& target) {
+  f->addFnAttr("target-cpu", target.cpu);
+  f->addFnAttr("target-features", target.features);
+  // LLVM's Intel tunings prefer 256-bit vectors; g++ -march=native uses zmm, and so does the
+  // measured 16-wide f32 -> f16 loop (shared/notes/measured.md).
+  if (target.avx512)
+    f->addFnAttr("prefer-vector-width", "512");
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+}
+
+void Lowering::emit(const std::string& entry_name) {
+  llvm::Function* groups = emit_groups_function();
+  emit_entry(entry_name, groups);
+}
+
+// int32_t entry(const KernelArgs*, uint64_t begin, uint64_t end, void* shared): unpacks the
+// arguments and calls the groups function, which is always inlined. The detour is what makes
+// the buffer pointers `noalias` parameters: inlining turns that into alias scopes, so the
+// vectoriser needs no runtime overlap checks.
+void Lowering::emit_entry(const std::string& name, llvm::Function* groups) {
+  llvm::Type* ptr = b_.getPtrTy();
+  auto* type =
+      llvm::FunctionType::get(b_.getInt32Ty(), {ptr, b_.getInt64Ty(), b_.getInt64Ty(), ptr}, false);
+  auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_);
+  set_target_attributes(f, target_);
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
+  llvm::Value* args = f->getArg(0);
+  auto field = [&](uint64_t offset) {
+    return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), args, offset);
+  };
+  llvm::Value* buffers = b_.CreateLoad(ptr, field(0), "buffers");
+  llvm::Value* lengths = b_.CreateLoad(ptr, field(8), "lengths");
+  llvm::Value* scalars = b_.CreateLoad(ptr, field(16), "scalars");
+  std::vector<llvm::Value*> call_args;
+  for (uint32_t i = 0; i < k_.params.size(); ++i) {
+    if (k_.params[i].is_buffer()) {
+      call_args.push_back(b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, buffers, i)));
+      call_args.push_back(b_.CreateLoad(
+          b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), lengths, i)));
+    } else {
+      call_args.push_back(b_.CreateLoad(
+          b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), scalars, i)));
+    }
+  }
+  for (uint64_t d = 0; d < 3; ++d)
+    call_args.push_back(b_.CreateLoad(b_.getInt32Ty(), field(24 + 4 * d)));
+  call_args.push_back(b_.CreateLoad(ptr, field(40), "error"));
+  call_args.push_back(f->getArg(3));
+  call_args.push_back(f->getArg(1));
+  call_args.push_back(f->getArg(2));
+  b_.CreateRet(b_.CreateCall(groups, call_args));
+}
+
+llvm::Function* Lowering::emit_groups_function() {
+  llvm::Type* ptr = b_.getPtrTy();
+  std::vector<llvm::Type*> types;
+  std::vector<bool> noalias;
+  for (const ir::Param& p : k_.params) {
+    if (p.is_buffer()) {
+      types.push_back(ptr), noalias.push_back(options_.noalias_buffers);
+      types.push_back(b_.getInt64Ty()), noalias.push_back(false);
+    } else {
+      types.push_back(b_.getInt64Ty()), noalias.push_back(false);
+    }
+  }
+  for (int d = 0; d < 3; ++d)
+    types.push_back(b_.getInt32Ty()), noalias.push_back(false);
+  types.push_back(ptr), noalias.push_back(false); // error record
+  types.push_back(ptr), noalias.push_back(true);  // shared scratch: this thread's own
+  types.push_back(b_.getInt64Ty()), noalias.push_back(false);
+  types.push_back(b_.getInt64Ty()), noalias.push_back(false);
+  auto* type = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
+  fn_ = llvm::Function::Create(type, llvm::Function::InternalLinkage, "halfway.groups", m_);
+  set_target_attributes(fn_, target_);
+  fn_->addFnAttr(llvm::Attribute::AlwaysInline);
+  for (unsigned i = 0; i < noalias.size(); ++i)
+    if (noalias[i])
+      fn_->addParamAttr(i, llvm::Attribute::NoAlias);
+
+  alloca_block_ = block("allocas");
+  llvm::BasicBlock* setup = block("setup");
+  b_.SetInsertPoint(setup);
+
+  // Parameters as values.
+  unsigned arg = 0;
+  buffer_ptr_.assign(k_.params.size(), nullptr);
+  buffer_len_.assign(k_.params.size(), nullptr);
+  scalar_.assign(k_.params.size(), nullptr);
+  for (uint32_t i = 0; i < k_.params.size(); ++i) {
+    const ir::Param& p = k_.params[i];
+    if (p.is_buffer()) {
+      buffer_ptr_[i] = fn_->getArg(arg++);
+      buffer_ptr_[i]->setName(p.name);
+      buffer_len_[i] = fn_->getArg(arg++);
+      buffer_len_[i]->setName(p.name + ".len");
+    } else {
+      scalar_[i] = from_bits64(fn_->getArg(arg++), p.type);
+      scalar_[i]->setName(p.name);
+    }
+  }
+  for (int d = 0; d < 3; ++d)
+    num_groups_[d] = fn_->getArg(arg++);
+  error_record_ = fn_->getArg(arg++);
+  shared_base_ = fn_->getArg(arg++);
+  llvm::Value* begin = fn_->getArg(arg++);
+  llvm::Value* end = fn_->getArg(arg++);
+
+  // Locals.
+  local_slot_.assign(k_.locals.size(), nullptr);
+  for (uint32_t i = 0; i < k_.locals.size(); ++i) {
+    if (storage_[i] == LocalStorage::Remat || storage_[i] == LocalStorage::Unused)
+      continue;
+    llvm::Type* t = value_type(k_.locals[i].type);
+    if (storage_[i] == LocalStorage::PerLane)
+      t = llvm::ArrayType::get(t, lanes_);
+    local_slot_[i] = entry_alloca(t, k_.locals[i].name.c_str());
+  }
+  escape_slot_ = entry_alloca(b_.getInt32Ty(), "escape");
+  failed_slot_ = entry_alloca(b_.getInt32Ty(), "failed");
+
+  error_exit_ = block("error");
+  {
+    llvm::IRBuilder<> e(error_exit_);
+    e.CreateRet(e.getInt32(1));
+  }
+  llvm::BasicBlock* done = block("done");
+  {
+    llvm::IRBuilder<> e(done);
+    e.CreateRet(e.getInt32(0));
+  }
+
+  // Linear group id -> (x, y, z), once per call; then counted with carries.
+  llvm::BasicBlock* header = block("group");
+  llvm::Value* ngx = b_.CreateZExt(num_groups_[0], b_.getInt64Ty());
+  llvm::Value* ngy = b_.CreateZExt(num_groups_[1], b_.getInt64Ty());
+  llvm::Value* gx0 = b_.CreateTrunc(b_.CreateURem(begin, ngx), b_.getInt32Ty());
+  llvm::Value* rest = b_.CreateUDiv(begin, ngx);
+  llvm::Value* gy0 = b_.CreateTrunc(b_.CreateURem(rest, ngy), b_.getInt32Ty());
+  llvm::Value* gz0 = b_.CreateTrunc(b_.CreateUDiv(rest, ngy), b_.getInt32Ty());
+  if (flat_) {
+    emit_flat_groups(begin, end, gx0, gy0, gz0, setup, done);
+    llvm::IRBuilder<>(alloca_block_).CreateBr(setup);
+    header->eraseFromParent();
+    return fn_;
+  }
+  b_.CreateCondBr(b_.CreateICmpULT(begin, end), header, done);
+
+  b_.SetInsertPoint(header);
+  llvm::PHINode* g = b_.CreatePHI(b_.getInt64Ty(), 2, "g");
+  llvm::PHINode* gx = b_.CreatePHI(b_.getInt32Ty(), 2, "gx");
+  llvm::PHINode* gy = b_.CreatePHI(b_.getInt32Ty(), 2, "gy");
+  llvm::PHINode* gz = b_.CreatePHI(b_.getInt32Ty(), 2, "gz");
+  g->addIncoming(begin, setup);
+  gx->addIncoming(gx0, setup);
+  gy->addIncoming(gy0, setup);
+  gz->addIncoming(gz0, setup);
+  group_linear_ = g;
+  group_id_ = {gx, gy, gz};
+  for (int d = 0; d < 3; ++d)
+    group_base_[d] = b_.CreateMul(group_id_[d], i32(k_.workgroup[d]));
+  group_done_ = block("group.done");
+  emit_group_prologue();
+  emit_parts(parts_, true);
+  b_.CreateBr(group_done_);
+
+  b_.SetInsertPoint(group_done_);
+  llvm::Value* g1 = b_.CreateAdd(g, i64(1));
+  llvm::Value* gx1 = b_.CreateAdd(gx, i32(1));
+  llvm::Value* wrap_x = b_.CreateICmpEQ(gx1, num_groups_[0]);
+  llvm::Value* gy1 = b_.CreateSelect(wrap_x, b_.CreateAdd(gy, i32(1)), gy);
+  llvm::Value* wrap_y = b_.CreateICmpEQ(gy1, num_groups_[1]);
+  gx->addIncoming(b_.CreateSelect(wrap_x, i32(0), gx1), group_done_);
+  gy->addIncoming(b_.CreateSelect(wrap_y, i32(0), gy1), group_done_);
+  gz->addIncoming(b_.CreateSelect(wrap_y, b_.CreateAdd(gz, i32(1)), gz), group_done_);
+  g->addIncoming(g1, group_done_);
+  b_.CreateCondBr(b_.CreateICmpULT(g1, end), header, done)
+      ->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
+
+  llvm::IRBuilder<>(alloca_block_).CreateBr(setup);
+  return fn_;
+}
+
+void Lowering::emit_group_prologue() {
+  if (shared_bytes_ > 0)
+    b_.CreateMemSet(shared_base_, b_.getInt8(0), shared_bytes_, llvm::MaybeAlign(64));
+  b_.CreateStore(i32(kEscapeNone), escape_slot_);
+  if (options_.check_bounds)
+    b_.CreateStore(i32(0), failed_slot_);
+}
+
+// Rows of workgroups (constant group y and z) in flat mode: one lane loop per row.
+void Lowering::emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Value* gx0,
+                                llvm::Value* gy0, llvm::Value* gz0, llvm::BasicBlock* setup,
+                                llvm::BasicBlock* done) {
+  llvm::BasicBlock* row = block("row");
+  b_.CreateCondBr(b_.CreateICmpULT(begin, end), row, done);
+  b_.SetInsertPoint(row);
+  llvm::PHINode* g = b_.CreatePHI(b_.getInt64Ty(), 2, "g");
+  llvm::PHINode* gx = b_.CreatePHI(b_.getInt32Ty(), 2, "gx");
+  llvm::PHINode* gy = b_.CreatePHI(b_.getInt32Ty(), 2, "gy");
+  llvm::PHINode* gz = b_.CreatePHI(b_.getInt32Ty(), 2, "gz");
+  g->addIncoming(begin, setup);
+  gx->addIncoming(gx0, setup);
+  gy->addIncoming(gy0, setup);
+  gz->addIncoming(gz0, setup);
+  llvm::Value* gx64 = b_.CreateZExt(gx, b_.getInt64Ty());
+  llvm::Value* row_left = b_.CreateSub(b_.CreateZExt(num_groups_[0], b_.getInt64Ty()), gx64);
+  llvm::Value* count =
+      b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(end, g), row_left);
+  llvm::Value* x = i64(k_.workgroup[0]);
+  flat_begin_ = b_.CreateMul(gx64, x);
+  flat_end_ = b_.CreateMul(b_.CreateAdd(gx64, count), x);
+  flat_row_group_ = g;
+  flat_row_gx_ = gx64;
+  group_id_ = {nullptr, gy, gz};
+  group_base_ = {nullptr, gy, gz}; // workgroups are 1 high and 1 deep
+  group_done_ = block("row.done");
+  b_.CreateStore(i32(kEscapeNone), escape_slot_);
+  if (options_.check_bounds)
+    b_.CreateStore(i32(0), failed_slot_);
+  emit_parts(parts_, true);
+  b_.CreateBr(group_done_);
+
+  b_.SetInsertPoint(group_done_);
+  llvm::Value* g1 = b_.CreateAdd(g, count);
+  llvm::Value* gy1 = b_.CreateAdd(gy, i32(1));
+  llvm::Value* wrap = b_.CreateICmpEQ(gy1, num_groups_[1]);
+  gx->addIncoming(i32(0), group_done_);
+  gy->addIncoming(b_.CreateSelect(wrap, i32(0), gy1), group_done_);
+  gz->addIncoming(b_.CreateSelect(wrap, b_.CreateAdd(gz, i32(1)), gz), group_done_);
+  g->addIncoming(g1, group_done_);
+  b_.CreateCondBr(b_.CreateICmpULT(g1, end), row, done)
+      ->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
+}
+
+} // namespace detail
+} // namespace halfway::codegen

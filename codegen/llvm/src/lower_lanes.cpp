@@ -1,0 +1,166 @@
+// The loops over lanes: nested x/y/z loops (or one flat loop per row of workgroups), the lane
+// guard's narrowed range, and their loop metadata.
+#include "lowering.hpp"
+
+namespace halfway::codegen::detail {
+// for z, for y, for x: the part's code for lane (z*Y + y)*X + x. Dimensions of extent 1 get no
+// loop; the x loop is innermost and is the one the vectoriser widens.
+void Lowering::emit_lanes(const Part& part, bool last) {
+  return_sets_flag_ = !last;
+  part_escapes_ = false;
+  part_narrows_f16_ = false;
+  part_may_fail_ = false;
+  in_lanes_ = true;
+  lane_loops_.clear();
+
+  struct Loop {
+    llvm::PHINode* index;
+    llvm::BasicBlock* header;
+  };
+  std::array<Loop, 3> loops{};
+  std::array<llvm::Value*, 3> ids{i32(0), i32(0), i32(0)};
+  auto open = [&](int d, llvm::Value* from, const char* name) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* header = block(name);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* phi = b_.CreatePHI(from->getType(), 2, name + 5);
+    phi->addIncoming(from, pre);
+    loops[d] = {phi, header};
+    return phi;
+  };
+  auto close = [&](int d, llvm::Value* to, llvm::MDNode* md) {
+    llvm::Value* next = b_.CreateAdd(loops[d].index, llvm::ConstantInt::get(to->getType(), 1));
+    loops[d].index->addIncoming(next, b_.GetInsertBlock());
+    llvm::BasicBlock* exit = block("lanes.exit");
+    auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, to), loops[d].header, exit);
+    if (md)
+      br->setMetadata(llvm::LLVMContext::MD_loop, md);
+    b_.SetInsertPoint(exit);
+  };
+  // A lane guard narrows the lane range (lane_guard.hpp); the range may then be empty.
+  std::optional<LaneGuard> guard;
+  if (!flat_ || options_.grid_fits_u32)
+    guard = match_lane_guard(k_, part, plan_storage_, flat_);
+  llvm::Value* x_end = i32(k_.workgroup[0]);
+  llvm::Value* t_begin = flat_begin_;
+  llvm::Value* t_end = flat_end_;
+  llvm::BasicBlock* skip = nullptr;
+  auto guard_range = [&](llvm::Value* begin, llvm::Value* end) {
+    skip = block("lanes.skip");
+    llvm::BasicBlock* run = block("lanes.run");
+    b_.CreateCondBr(b_.CreateICmpULT(begin, end), run, skip);
+    b_.SetInsertPoint(run);
+  };
+  if (guard) {
+    set_uniform_lane();
+    begin_statement();
+    llvm::Value* bound = expr(guard->bound).v;
+    if (flat_) {
+      t_end =
+          b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, flat_end_,
+                                   b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, flat_begin_,
+                                                            b_.CreateZExt(bound, b_.getInt64Ty())));
+      guard_range(t_begin, t_end);
+    } else {
+      x_end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x_end, bound);
+      guard_range(i32(0), x_end);
+    }
+  }
+  if (flat_) {
+    // t = group_x * X + lane over the row; global_id(0) is t modulo 2^32, as the u32
+    // arithmetic group_x * X + lane would give.
+    llvm::Value* t = open(0, t_begin, "lane.t");
+    llvm::Value* x = i64(k_.workgroup[0]);
+    llvm::Value* gx = b_.CreateUDiv(t, x);
+    lane_ = b_.CreateTrunc(b_.CreateURem(t, x), b_.getInt32Ty(), "lane");
+    lid_ = {lane_, i32(0), i32(0)};
+    flat_gid0_ = b_.CreateTrunc(t, b_.getInt32Ty(), "gid0");
+    flat_group_x_ = b_.CreateTrunc(gx, b_.getInt32Ty());
+    group_linear_ = b_.CreateAdd(flat_row_group_, b_.CreateSub(gx, flat_row_gx_));
+  } else {
+    if (k_.workgroup[2] > 1)
+      ids[2] = open(2, i32(0), "lane.z");
+    if (k_.workgroup[1] > 1)
+      ids[1] = open(1, i32(0), "lane.y");
+    ids[0] = open(0, i32(0), "lane.x");
+    lid_ = ids;
+    lane_ =
+        b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(ids[2], i32(k_.workgroup[1])), ids[1]),
+                                  i32(k_.workgroup[0])),
+                     ids[0], "lane");
+  }
+  lane_done_ = block("lane.done");
+  bool reaches = true;
+  if (guard) {
+    reaches = lane_block(guard->branch->body);
+  } else {
+    for (const ir::Stmt* s : part.stmts)
+      if (!(reaches = lane_stmt(*s)))
+        break;
+  }
+  if (reaches && !b_.GetInsertBlock()->getTerminator())
+    b_.CreateBr(lane_done_);
+  b_.SetInsertPoint(lane_done_);
+  if (flat_) {
+    close(0, t_end, lane_loop_metadata(part));
+  } else {
+    close(0, x_end, lane_loop_metadata(part));
+    if (k_.workgroup[1] > 1)
+      close(1, i32(k_.workgroup[1]), nullptr);
+    if (k_.workgroup[2] > 1)
+      close(2, i32(k_.workgroup[2]), nullptr);
+  }
+  if (skip) {
+    b_.CreateBr(skip);
+    b_.SetInsertPoint(skip);
+  }
+  in_lanes_ = false;
+  lane_done_ = nullptr;
+  if (part_may_fail_) {
+    llvm::BasicBlock* next = block("part.ok");
+    b_.CreateCondBr(b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), failed_slot_), i32(0)),
+                    error_exit_, next);
+    b_.SetInsertPoint(next);
+  }
+  if (part_escapes_)
+    emit_escape_dispatch();
+}
+
+// Metadata that keeps LLVM from unrolling a loop of the kernel's structure (the loop over
+// workgroups, loops containing barriers): each iteration holds whole lane loops, so unrolling
+// only multiplies code (and compile time).
+llvm::MDNode* Lowering::no_unroll() {
+  llvm::Metadata* ops[] = {
+      nullptr, llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")})};
+  llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, ops);
+  md->replaceOperandWith(0, md);
+  return md;
+}
+
+// Loop metadata of a lane loop. Lane loops are never unrolled (the vectoriser still interleaves
+// them): their trip counts are constants, so LLVM would unroll every one of them fully, which
+// doubled compile time for barrier-heavy kernels and gained nothing measurable; loops inside a
+// lane's code keep their unrolling. Lane loops that narrow to f16 get the width hint
+// (options.hpp).
+llvm::MDNode* Lowering::lane_loop_metadata(const Part&) {
+  std::vector<llvm::Metadata*> ops = {nullptr};
+  auto add = [&](const char* name, llvm::Constant* value) {
+    llvm::Metadata* pair[] = {llvm::MDString::get(ctx_, name),
+                              llvm::ConstantAsMetadata::get(value)};
+    ops.push_back(llvm::MDNode::get(ctx_, pair));
+  };
+  ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+  unsigned width = options_.narrowing_vector_width;
+  if (width == 0)
+    width = target_.avx512 ? 16 : 1;
+  if (part_narrows_f16_ && width > 1 && !options_.check_bounds) {
+    add("llvm.loop.vectorize.enable", b_.getTrue());
+    add("llvm.loop.vectorize.width", b_.getInt32(width));
+  }
+  llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, ops);
+  md->replaceOperandWith(0, md);
+  return md;
+}
+
+} // namespace halfway::codegen::detail

@@ -1,0 +1,234 @@
+// Loads, stores, atomics, and the checks of checked mode.
+//
+// Shared memory is this thread's scratch: a workgroup runs on one thread, its lanes one after
+// another, so shared atomics are plain read-modify-writes. Buffer atomics are LLVM atomicrmw /
+// cmpxchg (monotonic): other workgroups run on other threads.
+#include "halfway/ir/printer.hpp"
+#include "lowering.hpp"
+
+#include <llvm/IR/MDBuilder.h>
+
+namespace halfway::codegen::detail {
+
+uint32_t Lowering::add_site(ErrorKind kind, ir::ExprId node, uint32_t line, std::string buffer,
+                            std::string what, bool index_signed) {
+  CheckSite s;
+  s.kind = kind;
+  s.node = node;
+  if (node != ir::kNone) {
+    s.node_text = ir::print_expr(k_, node);
+    if (!line)
+      line = k_.expr(node).line;
+  }
+  s.line = line;
+  s.buffer = std::move(buffer);
+  s.what = std::move(what);
+  s.index_signed = index_signed;
+  sites_.push_back(std::move(s));
+  return static_cast<uint32_t>(sites_.size() - 1);
+}
+
+// void record(ErrorRecord*, i32 site, i32 lane, i64 group, i64 index, i64 length). The
+// interpreter runs a workgroup's lanes in lockstep and reports the first failing node (lowest
+// lane at that node); here lanes run one after another, so a failing lane leaves its part, the
+// others go on, and the record keeps the failure with the smallest (site, lane): sites are
+// numbered in evaluation order, so within straight-line code that is the interpreter's choice.
+// Failures in different workgroups only happen in parallel runs, which the device repeats
+// deterministically to report the lowest workgroup's.
+llvm::Function* Lowering::error_recorder() {
+  if (recorder_)
+    return recorder_;
+  llvm::Type* i32t = b_.getInt32Ty();
+  llvm::Type* i64t = b_.getInt64Ty();
+  auto* type =
+      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i32t, i32t, i64t, i64t, i64t}, false);
+  recorder_ =
+      llvm::Function::Create(type, llvm::Function::InternalLinkage, "halfway.record_error", m_);
+  recorder_->addFnAttr(llvm::Attribute::NoInline);
+  recorder_->addFnAttr(llvm::Attribute::Cold);
+  recorder_->addFnAttr(llvm::Attribute::NoUnwind);
+  auto* entry = llvm::BasicBlock::Create(ctx_, "entry", recorder_);
+  auto* compare = llvm::BasicBlock::Create(ctx_, "compare", recorder_);
+  auto* write = llvm::BasicBlock::Create(ctx_, "write", recorder_);
+  auto* done = llvm::BasicBlock::Create(ctx_, "done", recorder_);
+  llvm::IRBuilder<> r(entry);
+  llvm::Value* rec = recorder_->getArg(0);
+  llvm::Value* site = recorder_->getArg(1);
+  llvm::Value* lane = recorder_->getArg(2);
+  auto field = [&](uint64_t offset) {
+    return r.CreateConstInBoundsGEP1_64(r.getInt8Ty(), rec, offset);
+  };
+  llvm::Value* claimed = r.CreateLoad(i32t, field(0));
+  r.CreateCondBr(r.CreateICmpEQ(claimed, r.getInt32(0)), write, compare);
+  r.SetInsertPoint(compare);
+  llvm::Value* old_site = r.CreateLoad(i32t, field(4));
+  llvm::Value* old_lane = r.CreateLoad(i32t, field(8));
+  llvm::Value* same_group = r.CreateICmpEQ(r.CreateLoad(i64t, field(16)), recorder_->getArg(3));
+  llvm::Value* earlier =
+      r.CreateOr(r.CreateICmpULT(site, old_site),
+                 r.CreateAnd(r.CreateICmpEQ(site, old_site), r.CreateICmpULT(lane, old_lane)));
+  r.CreateCondBr(r.CreateAnd(same_group, earlier), write, done);
+  r.SetInsertPoint(write);
+  r.CreateStore(r.getInt32(1), field(0));
+  r.CreateStore(site, field(4));
+  r.CreateStore(lane, field(8));
+  r.CreateStore(recorder_->getArg(3), field(16));
+  r.CreateStore(recorder_->getArg(4), field(24));
+  r.CreateStore(recorder_->getArg(5), field(32));
+  r.CreateBr(done);
+  r.SetInsertPoint(done);
+  r.CreateRetVoid();
+  return recorder_;
+}
+
+void Lowering::check(llvm::Value* fail, uint32_t site, llvm::Value* index, llvm::Value* length) {
+  llvm::BasicBlock* bad = block("check.fail");
+  llvm::BasicBlock* ok = block("check.ok");
+  llvm::MDBuilder md(ctx_);
+  b_.CreateCondBr(fail, bad, ok, md.createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(bad);
+  b_.CreateCall(error_recorder(), {error_record_, i32(site), lane_, group_linear_, index, length});
+  if (in_lanes_) {
+    b_.CreateStore(i32(1), failed_slot_);
+    part_may_fail_ = true;
+    b_.CreateBr(lane_done_);
+  } else {
+    b_.CreateBr(error_exit_);
+  }
+  b_.SetInsertPoint(ok);
+}
+
+llvm::Value* Lowering::index64(ir::ExprId index) {
+  llvm::Value* v = expr(index).v;
+  bool is_signed = ir::info(k_.expr(index).type).is_signed;
+  return is_signed ? b_.CreateSExt(v, b_.getInt64Ty()) : b_.CreateZExt(v, b_.getInt64Ty());
+}
+
+llvm::Value* Lowering::element_ptr(ir::Space space, uint32_t ref, llvm::Value* idx, bool idx_signed,
+                                   ir::ExprId node, uint32_t line, const char* access) {
+  ir::ScalarType t = k_.element_type(space, ref);
+  llvm::Value* base =
+      space == ir::Space::Buffer
+          ? buffer_ptr_[ref]
+          : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, shared_offset_[ref]);
+  if (options_.check_bounds) {
+    llvm::Value* length = space == ir::Space::Buffer ? buffer_len_[ref] : i64(k_.shared[ref].size);
+    const std::string& name = k_.memory_name(space, ref);
+    std::string what =
+        std::string(access) + (space == ir::Space::Buffer ? " buffer " : " shared ") + name;
+    uint32_t site = add_site(ErrorKind::OutOfBounds, node, line, name, std::move(what), idx_signed);
+    // Unsigned comparison: a negative index reads as a huge one.
+    check(b_.CreateICmpUGE(idx, length), site, idx, length);
+  }
+  return b_.CreateInBoundsGEP(value_type(t), base, idx);
+}
+
+static bool signed_index(const ir::Kernel& k, ir::ExprId index) {
+  return ir::info(k.expr(index).type).is_signed;
+}
+
+Val Lowering::load(const ir::Expr& e, ir::ExprId id) {
+  llvm::Value* idx = index64(e.args[0]);
+  llvm::Value* ptr =
+      element_ptr(e.space, e.ref, idx, signed_index(k_, e.args[0]), id, 0, "load from");
+  return {b_.CreateLoad(value_type(e.type), ptr)};
+}
+
+// The index is evaluated before the value and checked after it, as the interpreter does.
+void Lowering::store(const ir::Stmt& s) {
+  ir::ScalarType t = k_.element_type(s.space, s.mem);
+  llvm::Value* idx = index64(s.a);
+  llvm::Value* v = canonical(expr(s.b), t);
+  llvm::Value* ptr =
+      element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), ir::kNone, s.line, "store to");
+  b_.CreateStore(v, ptr);
+}
+
+void Lowering::atomic(const ir::Stmt& s) {
+  ir::ScalarType t = k_.element_type(s.space, s.mem);
+  bool is_signed = ir::info(t).is_signed;
+  llvm::Value* idx = index64(s.a);
+  llvm::Value* v = expr(s.b).v;
+  llvm::Value* cmp = s.c != ir::kNone ? expr(s.c).v : nullptr;
+  llvm::Value* ptr =
+      element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), ir::kNone, s.line, "atomic on");
+  llvm::Value* old = nullptr;
+  if (s.space == ir::Space::Buffer) {
+    auto order = llvm::AtomicOrdering::Monotonic;
+    if (s.atomic == ir::AtomicOp::CompareExchange) {
+      auto* x = b_.CreateAtomicCmpXchg(ptr, cmp, v, llvm::MaybeAlign(), order, order);
+      old = b_.CreateExtractValue(x, 0);
+    } else {
+      using B = llvm::AtomicRMWInst::BinOp;
+      B op = B::Add;
+      switch (s.atomic) {
+      case ir::AtomicOp::Add:
+        op = B::Add;
+        break;
+      case ir::AtomicOp::Sub:
+        op = B::Sub;
+        break;
+      case ir::AtomicOp::Min:
+        op = is_signed ? B::Min : B::UMin;
+        break;
+      case ir::AtomicOp::Max:
+        op = is_signed ? B::Max : B::UMax;
+        break;
+      case ir::AtomicOp::And:
+        op = B::And;
+        break;
+      case ir::AtomicOp::Or:
+        op = B::Or;
+        break;
+      case ir::AtomicOp::Xor:
+        op = B::Xor;
+        break;
+      case ir::AtomicOp::Exchange:
+        op = B::Xchg;
+        break;
+      case ir::AtomicOp::CompareExchange:
+        break;
+      }
+      old = b_.CreateAtomicRMW(op, ptr, v, llvm::MaybeAlign(), order);
+    }
+  } else {
+    old = b_.CreateLoad(value_type(t), ptr);
+    llvm::Value* next = nullptr;
+    switch (s.atomic) {
+    case ir::AtomicOp::Add:
+      next = b_.CreateAdd(old, v);
+      break;
+    case ir::AtomicOp::Sub:
+      next = b_.CreateSub(old, v);
+      break;
+    case ir::AtomicOp::Min:
+      next = b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin,
+                                      old, v);
+      break;
+    case ir::AtomicOp::Max:
+      next = b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax,
+                                      old, v);
+      break;
+    case ir::AtomicOp::And:
+      next = b_.CreateAnd(old, v);
+      break;
+    case ir::AtomicOp::Or:
+      next = b_.CreateOr(old, v);
+      break;
+    case ir::AtomicOp::Xor:
+      next = b_.CreateXor(old, v);
+      break;
+    case ir::AtomicOp::Exchange:
+      next = v;
+      break;
+    case ir::AtomicOp::CompareExchange:
+      next = b_.CreateSelect(b_.CreateICmpEQ(old, cmp), v, old);
+      break;
+    }
+    b_.CreateStore(next, ptr);
+  }
+  if (s.local != ir::kNone)
+    store_local(s.local, {old});
+}
+
+} // namespace halfway::codegen::detail

@@ -1,0 +1,160 @@
+// Statements inside a Lanes part: ordinary scalar code for one lane, divergence included.
+#include "lowering.hpp"
+
+namespace halfway::codegen::detail {
+
+llvm::Value* Lowering::local_ptr(uint32_t local) {
+  if (storage_[local] != LocalStorage::PerLane)
+    return local_slot_[local];
+  llvm::Type* array = llvm::ArrayType::get(value_type(k_.locals[local].type), lanes_);
+  return b_.CreateInBoundsGEP(array, local_slot_[local],
+                              {i64(0), b_.CreateZExt(lane_, b_.getInt64Ty())});
+}
+
+// A local whose assignments disagree on their NaN state is Clean (nan_state.hpp): values of
+// another state are made canonical on the way in.
+void Lowering::store_local(uint32_t local, Val v) {
+  llvm::Value* value = v.v;
+  if (v.nan != NanState::NoNan && v.nan != local_nan_[local])
+    value = canonical(v, k_.locals[local].type);
+  b_.CreateStore(value, local_ptr(local));
+}
+
+llvm::Value* Lowering::bool_condition(ir::ExprId e) {
+  return expr(e).v;
+}
+
+bool Lowering::lane_block(const std::vector<ir::Stmt>& block) {
+  for (const ir::Stmt& s : block)
+    if (!lane_stmt(s))
+      return false;
+  return true;
+}
+
+bool Lowering::lane_stmt(const ir::Stmt& s) {
+  begin_statement();
+  switch (s.kind) {
+  case ir::StmtKind::Let:
+  case ir::StmtKind::Assign: {
+    if (storage_[s.local] == LocalStorage::Remat)
+      return true; // recomputed where read
+    auto acc = plan_.accumulations.find({s.local, s.a});
+    if (acc != plan_.accumulations.end() && s.kind == ir::StmtKind::Assign) {
+      llvm::FastMathFlags relaxed;
+      relaxed.setAllowReassoc();
+      relaxed.setAllowContract();
+      flag_scopes_.push_back({&acc->second, relaxed});
+      Val v = expr(s.a);
+      flag_scopes_.pop_back();
+      store_local(s.local, v);
+    } else {
+      store_local(s.local, expr(s.a));
+    }
+    return true;
+  }
+  case ir::StmtKind::Store:
+    store(s);
+    return true;
+  case ir::StmtKind::Atomic:
+    atomic(s);
+    return true;
+  case ir::StmtKind::If:
+    lane_if(s);
+    return true;
+  case ir::StmtKind::While:
+    lane_while(s);
+    return true;
+  case ir::StmtKind::For:
+    lane_for(s);
+    return true;
+  case ir::StmtKind::Break:
+  case ir::StmtKind::Continue:
+    if (lane_loops_.empty()) {
+      lane_escape(s.kind);
+    } else {
+      const LoopTargets& t = lane_loops_.back();
+      b_.CreateBr(s.kind == ir::StmtKind::Break ? t.brk : t.cont);
+    }
+    return false;
+  case ir::StmtKind::Return:
+    lane_escape(s.kind);
+    return false;
+  case ir::StmtKind::Barrier:
+    return true; // never inside a Lanes part (partition.hpp)
+  }
+  return true;
+}
+
+// Leaving the part: the lane is done with it; the flag tells the code after the lane loop where
+// to go. A return in the last part of the kernel needs no flag: nothing runs after it.
+void Lowering::lane_escape(ir::StmtKind kind) {
+  uint32_t code = kind == ir::StmtKind::Break      ? kEscapeBreak
+                  : kind == ir::StmtKind::Continue ? kEscapeContinue
+                                                   : kEscapeReturn;
+  if (code != kEscapeReturn || return_sets_flag_) {
+    b_.CreateStore(i32(code), escape_slot_);
+    part_escapes_ = true;
+  }
+  b_.CreateBr(lane_done_);
+}
+
+void Lowering::lane_if(const ir::Stmt& s) {
+  llvm::Value* c = bool_condition(s.a);
+  llvm::BasicBlock* then_bb = block("if.then");
+  llvm::BasicBlock* else_bb = block("if.else");
+  llvm::BasicBlock* merge = block("if.end");
+  b_.CreateCondBr(c, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  if (lane_block(s.body))
+    b_.CreateBr(merge);
+  b_.SetInsertPoint(else_bb);
+  if (lane_block(s.else_body))
+    b_.CreateBr(merge);
+  b_.SetInsertPoint(merge);
+}
+
+void Lowering::lane_while(const ir::Stmt& s) {
+  llvm::BasicBlock* header = block("while");
+  llvm::BasicBlock* body = block("while.body");
+  llvm::BasicBlock* exit = block("while.end");
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  begin_statement();
+  b_.CreateCondBr(bool_condition(s.a), body, exit);
+  b_.SetInsertPoint(body);
+  lane_loops_.push_back({exit, header});
+  if (lane_block(s.body))
+    b_.CreateBr(header);
+  lane_loops_.pop_back();
+  b_.SetInsertPoint(exit);
+}
+
+void Lowering::lane_for(const ir::Stmt& s) {
+  ir::ScalarType t = k_.locals[s.local].type;
+  llvm::Type* ty = value_type(t);
+  store_local(s.local, expr(s.a));
+  llvm::BasicBlock* header = block("for");
+  llvm::BasicBlock* body = block("for.body");
+  llvm::BasicBlock* step = block("for.step");
+  llvm::BasicBlock* exit = block("for.end");
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  begin_statement();
+  llvm::Value* v = b_.CreateLoad(ty, local_ptr(s.local));
+  llvm::Value* end = expr(s.b).v;
+  bool is_signed = ir::info(t).is_signed;
+  b_.CreateCondBr(is_signed ? b_.CreateICmpSLT(v, end) : b_.CreateICmpULT(v, end), body, exit);
+  b_.SetInsertPoint(body);
+  lane_loops_.push_back({exit, step});
+  if (lane_block(s.body))
+    b_.CreateBr(step);
+  lane_loops_.pop_back();
+  b_.SetInsertPoint(step);
+  begin_statement();
+  llvm::Value* cur = b_.CreateLoad(ty, local_ptr(s.local));
+  b_.CreateStore(b_.CreateAdd(cur, expr(s.c).v), local_ptr(s.local));
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+}
+
+} // namespace halfway::codegen::detail

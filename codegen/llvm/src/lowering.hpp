@@ -1,0 +1,224 @@
+#pragma once
+// The state of one kernel's lowering, shared by the lower_*.cpp files: each file implements one
+// concern (kernel structure, statements, expressions, floats, conversions, memory, integers).
+
+#include "halfway/codegen/llvm/lower.hpp"
+#include "lane_guard.hpp"
+#include "nan_state.hpp"
+#include "partition.hpp"
+#include "precision.hpp"
+#include "storage.hpp"
+
+#include <array>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <unordered_map>
+#include <vector>
+
+namespace halfway::codegen::detail {
+
+// A lowered value and how far its NaN bits may be from the interpreter's.
+struct Val {
+  llvm::Value* v = nullptr;
+  NanState nan = NanState::Clean;
+};
+
+class Lowering {
+public:
+  Lowering(const ir::Kernel& k, const policy::Budget& budget, const LlvmOptions& options,
+           const HostTarget& target, llvm::LLVMContext& ctx, llvm::Module& m);
+
+  void emit(const std::string& entry_name);
+  std::vector<CheckSite> take_sites() { return std::move(sites_); }
+  uint64_t shared_bytes() const { return shared_bytes_; }
+
+private:
+  // ---- kernel structure (lower_kernel.cpp) -------------------------------------------------
+  llvm::Function* emit_groups_function();
+  void emit_entry(const std::string& name, llvm::Function* groups);
+  void emit_group_prologue();
+  void emit_parts(const std::vector<Part>& parts, bool top_level);
+  void emit_lanes(const Part& part, bool last);
+  void emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Value* gx0, llvm::Value* gy0,
+                        llvm::Value* gz0, llvm::BasicBlock* setup, llvm::BasicBlock* done);
+  void emit_uniform_stmt(const Part& part);
+  void emit_uniform_if(const Part& part);
+  void emit_uniform_while(const Part& part);
+  void emit_uniform_for(const Part& part);
+  void emit_escape_dispatch();
+  llvm::MDNode* lane_loop_metadata(const Part& part);
+  llvm::MDNode* no_unroll();
+  void set_uniform_lane();
+
+  // ---- statements (lower_stmt.cpp) ---------------------------------------------------------
+  // Each returns false when control cannot reach the next statement (break, continue, return).
+  bool lane_block(const std::vector<ir::Stmt>& block);
+  bool lane_stmt(const ir::Stmt& s);
+  void lane_if(const ir::Stmt& s);
+  void lane_while(const ir::Stmt& s);
+  void lane_for(const ir::Stmt& s);
+  void lane_escape(ir::StmtKind kind);
+  void store_local(uint32_t local, Val v);
+  llvm::Value* local_ptr(uint32_t local);
+  llvm::Value* bool_condition(ir::ExprId e);
+
+  // ---- expressions (lower_expr.cpp) --------------------------------------------------------
+  Val expr(ir::ExprId id);
+  Val expr_uncached(ir::ExprId id);
+  NanState node_state(ir::ExprId id);
+  Val constant(const ir::Expr& e);
+  Val builtin(const ir::Expr& e);
+  Val float_op(ir::ExprId id, const ir::Expr& e);
+  Val compare(const ir::Expr& e);
+  Val math_call(const ir::Expr& e);
+  Val pack(const ir::Expr& e);
+  Val unpack(const ir::Expr& e);
+  Val bitcast(const ir::Expr& e);
+  Val select(const ir::Expr& e);
+  llvm::FastMathFlags flags_for(ir::ExprId id) const;
+  llvm::Value* with_flags(llvm::Value* v, ir::ExprId id);
+  void begin_statement() { cache_.clear(); }
+
+  // ---- floats (lower_float.cpp) ------------------------------------------------------------
+  llvm::Type* value_type(ir::ScalarType t);
+  llvm::Type* bits_type(ir::ScalarType t); // the integer type of a float's bit pattern
+  llvm::Value* is_nan(llvm::Value* v, ir::ScalarType t);
+  llvm::Value* quiet_nan(ir::ScalarType t);
+  // The interpreter's bits for v: fixes NaNs according to v.nan.
+  llvm::Value* canonical(Val v, ir::ScalarType t);
+  // f16 and bf16 values to f32 (exact), f32 and f64 unchanged.
+  llvm::Value* to_compute(llvm::Value* v, ir::ScalarType t);
+  // An f32 result back to f16/bf16 with one nearest-even rounding (NaNs: any NaN).
+  llvm::Value* from_compute(llvm::Value* f32, ir::ScalarType t);
+  llvm::Value* bf16_to_f32(llvm::Value* bits);
+  llvm::Value* f32_to_bf16_rne(llvm::Value* f); // f's NaNs must be canonical first
+  llvm::Value* round_to_odd_f32(llvm::Value* d);
+  llvm::Value* round_to_odd_sum(llvm::Value* s, llvm::Value* e);
+  std::pair<llvm::Value*, llvm::Value*> two_sum(llvm::Value* a, llvm::Value* b);
+  llvm::Value* min_max(bool is_max, llvm::Value* a, llvm::Value* b, ir::ScalarType t);
+  llvm::Value* fract(llvm::Value* x, ir::ScalarType t);
+  llvm::Value* fma_exact(llvm::Value* a, llvm::Value* b, llvm::Value* c, ir::ScalarType t);
+  Val exact_single_rounding(const ir::Expr& convert, const MulAdd& m);
+
+  // ---- conversions (lower_convert.cpp) -----------------------------------------------------
+  Val convert(ir::ExprId id, const ir::Expr& e);
+  llvm::Value* float_to_float(Val v, ir::ScalarType from, ir::ScalarType to, ir::RoundingMode r,
+                              bool saturate, NanState& out);
+  llvm::Value* narrow_float(llvm::Value* v, ir::ScalarType from, ir::ScalarType to,
+                            ir::RoundingMode r);
+  llvm::Value* directed_adjust(llvm::Value* result, llvm::Value* src, ir::ScalarType to,
+                               ir::ScalarType src_type, ir::RoundingMode r);
+  llvm::Value* fp8_to_f32(llvm::Value* bits, ir::ScalarType t);
+  llvm::Value* call_convert(llvm::Value* bits64, ir::ScalarType from, ir::ScalarType to,
+                            ir::RoundingMode r, bool saturate);
+  llvm::Value* int_to_float(llvm::Value* v, ir::ScalarType from, ir::ScalarType to,
+                            ir::RoundingMode r, bool saturate);
+  llvm::Value* float_to_int(Val v, ir::ScalarType from, ir::ScalarType to);
+  llvm::Value* to_bits64(llvm::Value* v, ir::ScalarType t);
+  llvm::Value* from_bits64(llvm::Value* bits, ir::ScalarType t);
+
+  // ---- memory (lower_memory.cpp) -----------------------------------------------------------
+  llvm::Value* element_ptr(ir::Space space, uint32_t ref, llvm::Value* idx, bool idx_signed,
+                           ir::ExprId node, uint32_t line, const char* access);
+  llvm::Value* index64(ir::ExprId index);
+  Val load(const ir::Expr& e, ir::ExprId id);
+  void store(const ir::Stmt& s);
+  void atomic(const ir::Stmt& s);
+  uint32_t add_site(ErrorKind kind, ir::ExprId node, uint32_t line, std::string buffer,
+                    std::string what, bool index_signed);
+  // When `fail` is true: records `site` for this lane and leaves the lane's part (the workgroup
+  // fails after the lane loop), or fails at once in uniform code. Checked mode only.
+  void check(llvm::Value* fail, uint32_t site, llvm::Value* index, llvm::Value* length);
+  llvm::Function* error_recorder();
+
+  // ---- integers (lower_int.cpp) ------------------------------------------------------------
+  Val int_op(ir::ExprId id, const ir::Expr& e);
+  llvm::Value* div_rem(ir::ExprId id, const ir::Expr& e, llvm::Value* a, llvm::Value* b);
+  llvm::Value* shift(ir::ExprId id, const ir::Expr& e, llvm::Value* a, llvm::Value* b);
+
+  // ---- helpers -----------------------------------------------------------------------------
+  llvm::BasicBlock* block(const char* name);
+  llvm::Value* i32(uint64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+  llvm::Value* i64(uint64_t v) { return b_.getInt64(v); }
+  llvm::AllocaInst* entry_alloca(llvm::Type* t, const char* name);
+  llvm::FunctionCallee runtime_function(const char* name, llvm::FunctionType* type);
+
+  const ir::Kernel& k_;
+  const policy::Budget& budget_;
+  const LlvmOptions& options_;
+  const HostTarget& target_;
+  llvm::LLVMContext& ctx_;
+  llvm::Module& m_;
+  llvm::IRBuilder<> b_;
+
+  std::vector<Part> parts_;
+  std::vector<LocalStorage> storage_;
+  std::vector<ir::ExprId> remat_;
+  StoragePlan plan_storage_;
+  std::vector<NanState> local_nan_;
+  std::vector<NanState> node_nan_; // every node's state (nan_state.hpp), from local_nan_
+  std::vector<bool> node_known_;
+  PrecisionPlan plan_;
+  std::vector<CheckSite> sites_;
+  uint64_t shared_bytes_ = 0;
+  uint32_t lanes_ = 1;
+
+  // Function-level values of the groups function.
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* alloca_block_ = nullptr;
+  llvm::BasicBlock* error_exit_ = nullptr;
+  llvm::Value* error_record_ = nullptr; // ErrorRecord*
+  llvm::Value* shared_base_ = nullptr;
+  std::vector<llvm::Value*> buffer_ptr_, buffer_len_, scalar_;
+  std::vector<uint64_t> shared_offset_;
+  std::array<llvm::Value*, 3> num_groups_{};
+  std::vector<llvm::Value*> local_slot_;
+  llvm::AllocaInst* escape_slot_ = nullptr;
+  llvm::AllocaInst* failed_slot_ = nullptr; // checked mode: a lane of this workgroup failed
+  llvm::Function* recorder_ = nullptr;
+
+  // Flat mode: a kernel that is one Lanes part, 1-D workgroups, no shared memory runs each row
+  // of workgroups as one loop over t = group_x * X + lane, so the vectoriser sees one long loop.
+  bool flat_ = false;
+  llvm::Value* flat_begin_ = nullptr; // i64 t range of the current row
+  llvm::Value* flat_end_ = nullptr;
+  llvm::Value* flat_row_group_ = nullptr; // linear id of the row's first group, and its x
+  llvm::Value* flat_row_gx_ = nullptr;
+  llvm::Value* flat_gid0_ = nullptr; // per lane: global_id(0), group_id(0)
+  llvm::Value* flat_group_x_ = nullptr;
+
+  // Per workgroup.
+  std::array<llvm::Value*, 3> group_id_{}, group_base_{};
+  llvm::Value* group_linear_ = nullptr;
+  llvm::BasicBlock* group_done_ = nullptr;
+
+  // The lane being generated: its linear index and local ids (lane 0 in uniform code).
+  llvm::Value* lane_ = nullptr;
+  std::array<llvm::Value*, 3> lid_{};
+  llvm::BasicBlock* lane_done_ = nullptr; // end of the current lane's part
+  bool return_sets_flag_ = false;         // a return must tell the code after the lane loop
+  bool part_escapes_ = false;             // the current part set the escape flag somewhere
+  bool part_narrows_f16_ = false;
+  bool part_may_fail_ = false; // checked code in the current part
+  bool in_lanes_ = false;      // generating a Lanes part (not uniform code)
+
+  struct LoopTargets {
+    llvm::BasicBlock* brk;
+    llvm::BasicBlock* cont;
+  };
+  std::vector<LoopTargets> lane_loops_;    // loops inside the current Lanes part
+  std::vector<LoopTargets> uniform_loops_; // loops containing barriers, innermost last
+
+  struct FlagScope {
+    const std::vector<ir::ExprId>* ops;
+    llvm::FastMathFlags flags;
+  };
+  std::vector<FlagScope> flag_scopes_;
+  std::unordered_map<ir::ExprId, Val> cache_; // per statement, only without flag scopes
+};
+
+// Escape codes in escape_slot_.
+inline constexpr uint32_t kEscapeNone = 0, kEscapeBreak = 1, kEscapeContinue = 2, kEscapeReturn = 3;
+
+} // namespace halfway::codegen::detail

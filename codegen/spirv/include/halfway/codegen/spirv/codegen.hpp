@@ -1,0 +1,191 @@
+#pragma once
+// The SPIR-V backend: a verified kernel and its precision budget in, a Vulkan compute module out.
+//
+// What the module looks like (the contract with the Vulkan device that runs it):
+//  - SPIR-V 1.3 (Vulkan 1.1 and later), one GLCompute entry point "main" with LocalSize = the
+//    kernel's workgroup, structured control flow only.
+//  - Buffer parameter i (counting buffers only, in parameter order) is a std430 runtime array at
+//    descriptor set 0, binding i, decorated NonWritable / NonReadable per its access mode.
+//  - One push-constant block at offset 0, laid out by `Shader::push` (see PushSlot): the logical
+//    grid and how it was dispatched, buffer lengths for len(x), the scalar parameters, and the zero
+//    word of the opaque identity. The device writes it with write_push_constants().
+//  - Dispatch (plan_dispatch): the logical grid itself when it fits the device's per-dimension
+//    group limits; otherwise, for grids with z == 1, x folded into (x, y) and y moved to z. The
+//    module maps the physical group id back with multiply-adds of push constants (no division:
+//    lavapipe runs a udiv per lane, which measurably slowed saxpy) and returns at once in the
+//    extra groups of a folded x.
+//
+// Exactness, the point of halfway (specs/f16-narrowing-barrier.md §3):
+//  - Strict by default: every float add, sub, mul, div and negate carries NoContraction, and the
+//    module declares RoundingModeRTE for every float width it uses (where the target supports it),
+//    plus DenormPreserve and SignedZeroInfNanPreserve where the target supports them.
+//  - Narrowing barrier: NoContraction on the producing ops (strict already), plus, for drivers in
+//    the fusing-driver table (drivers.hpp), an opaque identity on the value being narrowed: its
+//    bits XOR a push-constant zero, before the OpFConvert.
+//  - Single rounding (budget): NoContraction and the opaque identity are dropped on the producers
+//    of every narrowing site. Relaxed accumulation (budget): NoContraction is dropped on the ops of
+//    loop-carried accumulations.
+//
+// Formats SPIR-V lacks:
+//  - bf16 has no SPIR-V type. bf16 values are held as the f32 of the same value (exact); bf16
+//    buffers are u16 arrays. Loads widen by a 16-bit shift; narrowing to bf16 rounds the f32 (or
+//    f64) value with integer code, correctly, in every rounding mode. bf16 add, sub, mul, div and
+//    sqrt are computed in f32 and rounded to bf16: correctly rounded by Figueroa's theorem
+//    (24 >= 2*8+2). bf16 fma is refused (two roundings would not be the interpreter's one).
+//  - fp8 (e4m3, e5m2) values are held as their bits in a u32; widening decodes them with integer
+//    code (exact) and narrowing rounds with integer code (correct, every mode, saturation).
+//  - f16 arithmetic uses native half (Float16). f16 values that are only loaded and widened, or
+//    narrowed and stored, need only StorageBuffer16BitAccess. f16 locals and shared elements are
+//    held as f32 (exact); 8/16-bit integer locals and shared elements as 32-bit integers.
+//  - Narrowings from f64 to f16, bf16 and fp8 round to odd in f32 first, which makes the second
+//    rounding the correct one (24 >= p + 2). A direct f64 -> f16 OpFConvert is not used: lavapipe
+//    lowers it through f32 with two nearest-even roundings (measured: wrong near f16 ties).
+//  - Directed roundings (rtz, rtp, rtn) to f16/bf16/fp8 use the integer code; f64 -> f32 ones step
+//    the nearest-even result by one ulp where it lies on the wrong side.
+//  - Integer division guards its divisor (x86 traps on 0 and on MIN / -1, and lavapipe runs
+//    shaders in-process); MIN / -1 wraps and MIN % -1 is 0, as on the interpreter.
+//  - Shared arrays are zeroed at workgroup start (specs/ir.md) unless the kernel provably fills
+//    them before its first barrier (arr[local_id(0)] = v from every lane, as reductions do).
+//
+// Refused at generation time (Error(Unsupported), naming the kernel, node and construct): erf (no
+// GLSL.std.450 instruction; this backend does not emit a polynomial), GLSL.std.450 functions that
+// only take 16/32-bit floats applied to f64, bf16 fma, integer-to-f32/f64 conversions with a
+// directed rounding mode, and push-constant blocks over 128 bytes.
+
+#include "halfway/ir/verifier.hpp"
+#include "halfway/policy/budget.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace halfway::codegen::spirv {
+
+// What the generator must know about the device it generates for. Plain data, so that tests can
+// describe drivers this machine does not have.
+struct Target {
+  struct Width {
+    bool rounding_mode_rte = true;             // shaderRoundingModeRTEFloatN
+    bool denorm_preserve = false;              // shaderDenormPreserveFloatN
+    bool signed_zero_inf_nan_preserve = false; // shaderSignedZeroInfNanPreserveFloatN
+  };
+  std::string device;     // for messages: "llvmpipe (LLVM 15.0.6, 256 bits)"
+  uint32_t driver_id = 0; // VkDriverId; 0 when unknown
+  Width f16, f32, f64;
+  // Whether narrowings that need a barrier get the opaque identity; nullopt: the driver table
+  // decides from driver_id (drivers.hpp).
+  std::optional<bool> opaque_identity;
+
+  // RTE for every width, nothing else, no opaque identity: a conservative portable target.
+  static Target generic();
+  // Lavapipe as measured on this project's machine (shared/notes/measured.md).
+  static Target lavapipe();
+
+  bool uses_opaque_identity() const;
+  const Width& width(uint32_t bits) const { return bits == 16 ? f16 : bits == 64 ? f64 : f32; }
+};
+
+struct Options {
+#ifdef NDEBUG
+  bool validate = false; // run the SPIRV-Tools validator on the result (throws Internal if invalid)
+#else
+  bool validate = true;
+#endif
+  bool debug_names = true; // OpName for parameters, locals and shared arrays
+};
+
+// One word of the push-constant block.
+enum class PushSlot : uint8_t {
+  GroupsX,      // u32: logical grid, x (also the bound of the early return)
+  GroupsY,      // u32: logical grid, y
+  GroupsZ,      // u32: logical grid, z
+  FoldX,        // u32: Dispatch::fold_x (physical x count when x is folded into y, else 0)
+  Folded,       // u32: 1 when x is folded (logical y then comes from the physical z), else 0
+  Zero,         // u32: 0, the opaque identity's operand
+  BufferLength, // u32: element count of buffer parameter `param`
+  Scalar,       // scalar parameter `param`, encoded by push_scalar_bits (4 or 8 bytes)
+};
+
+// How a logical grid of workgroups is dispatched.
+struct Dispatch {
+  std::array<uint32_t, 3> physical{1, 1, 1};
+  uint32_t fold_x = 0; // physical x when the logical x is folded into (x, y); 0 otherwise
+};
+
+// The dispatch for `logical` on a device allowing `max_groups` per dimension: the grid itself when
+// it fits; else x folded into y = ceil(x / max_x) rows of ceil(x / y) groups, and y moved to z.
+// Throws Error(Unsupported), naming `kernel`, for a grid neither fits (a folded x with z > 1, or
+// a dimension beyond max_x * max_y).
+Dispatch plan_dispatch(const std::array<uint32_t, 3>& logical,
+                       const std::array<uint32_t, 3>& max_groups, const std::string& kernel);
+
+struct PushEntry {
+  PushSlot slot = PushSlot::GroupsX;
+  uint32_t param = 0;  // kernel parameter index, for BufferLength and Scalar
+  uint32_t offset = 0; // bytes
+  uint32_t size = 4;   // bytes
+};
+
+struct BufferBinding {
+  uint32_t param = 0;   // kernel parameter index
+  uint32_t binding = 0; // in descriptor set 0
+};
+
+// The device features the module's capabilities need (names follow Vulkan's feature structs).
+struct Needs {
+  bool shader_float16 = false;
+  bool shader_int8 = false;
+  bool shader_int16 = false;
+  bool shader_int64 = false;
+  bool shader_float64 = false;
+  bool storage_buffer_16bit_access = false;
+  bool storage_buffer_8bit_access = false;
+  bool shader_buffer_int64_atomics = false;
+  bool shader_shared_int64_atomics = false;
+  bool operator==(const Needs&) const = default;
+};
+
+struct Shader {
+  std::string kernel;
+  std::vector<uint32_t> words;
+  std::string entry = "main";
+  std::vector<BufferBinding> bindings;
+  std::vector<PushEntry> push;
+  uint32_t push_bytes = 0; // a multiple of 4 (0: no push constants)
+  Needs needs;
+  std::vector<std::string> capabilities; // as declared, e.g. "Shader", "StorageBuffer16BitAccess"
+  std::vector<std::string> extensions;
+  uint32_t opaque_identities = 0; // narrowings that got the opaque identity
+  uint32_t no_contraction = 0;    // instructions decorated NoContraction
+  policy::Budget budget;          // what it was generated under
+  double codegen_ms = 0;          // generate() wall time, validation excluded
+};
+
+// Generates the module. Throws Error(Unsupported) naming the kernel and construct for what the
+// backend cannot express, and Error(Internal) when options.validate finds the module invalid.
+Shader generate(const ir::VerifiedKernel& kernel, const policy::Budget& budget,
+                const Target& target = Target::lavapipe(), const Options& options = {});
+
+// The value a scalar parameter of type `type` with bit pattern `bits` has in its push-constant
+// slot: f16 and bf16 widened to f32 bits, fp8 as zero-extended bits, 8/16-bit integers sign- or
+// zero-extended to 32 bits, the rest unchanged.
+uint64_t push_scalar_bits(ir::ScalarType type, uint64_t bits);
+
+// Fills `out` (at least shader.push_bytes long) for one launch. `scalars[i]` is parameter i's bit
+// pattern (ignored for buffers), `lengths[i]` buffer parameter i's element count (ignored for
+// scalars); `groups` the logical grid and `dispatch` its plan_dispatch().
+void write_push_constants(const Shader& shader, const ir::Kernel& kernel,
+                          std::span<const uint64_t> scalars, std::span<const uint64_t> lengths,
+                          const std::array<uint32_t, 3>& groups, const Dispatch& dispatch,
+                          std::span<std::byte> out);
+
+// SPIRV-Tools, target environment Vulkan 1.1 (SPIR-V 1.3). Empty when valid, else the messages.
+std::string validate(std::span<const uint32_t> words);
+// Human-readable disassembly with friendly names (`halfway emit --spirv`).
+std::string disassemble(std::span<const uint32_t> words);
+
+} // namespace halfway::codegen::spirv
