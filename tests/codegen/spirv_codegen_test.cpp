@@ -1,0 +1,679 @@
+// The SPIR-V backend, structurally: every example (and a matrix of generated kernels covering
+// every op, type and conversion) produces a module the SPIRV-Tools validator accepts;
+// NoContraction, RoundingModeRTE, the opaque identity and the capabilities are exactly where they
+// should be. Numerics on a device are tested in tests/vulkan/.
+
+#define SPV_ENABLE_UTILITY_CODE
+#include "examples.hpp"
+#include "halfway/codegen/spirv/codegen.hpp"
+#include "halfway/codegen/spirv/drivers.hpp"
+#include "halfway/ir/error.hpp"
+#include "halfway/ir/narrowing.hpp"
+#include "halfway/policy/policy.hpp"
+#include "kernel_builder.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <gtest/gtest.h>
+#include <map>
+#include <optional>
+#include <set>
+#include <spirv/unified1/spirv.hpp11>
+
+namespace halfway::codegen::spirv {
+namespace {
+
+using ir::ScalarType;
+
+// ---- reading modules --------------------------------------------------------------------------
+
+struct Inst {
+  spv::Op op;
+  std::vector<uint32_t> words; // operands after the opcode word
+  uint32_t result = 0;
+  uint32_t type = 0;
+};
+
+std::vector<Inst> parse(const std::vector<uint32_t>& words) {
+  std::vector<Inst> out;
+  for (size_t i = 5; i < words.size();) {
+    uint32_t count = words[i] >> 16;
+    Inst inst;
+    inst.op = static_cast<spv::Op>(words[i] & 0xffff);
+    inst.words.assign(words.begin() + static_cast<long>(i) + 1,
+                      words.begin() + static_cast<long>(i + count));
+    bool has_result = false, has_type = false;
+    spv::HasResultAndType(inst.op, &has_result, &has_type);
+    if (has_type)
+      inst.type = inst.words[0];
+    if (has_result)
+      inst.result = inst.words[has_type ? 1 : 0];
+    out.push_back(std::move(inst));
+    i += count;
+  }
+  return out;
+}
+
+struct ModuleFacts {
+  std::vector<Inst> insts;
+  std::set<uint32_t> no_contraction;
+  std::set<uint32_t> float_arith; // results of OpFAdd/FSub/FMul/FDiv/FNegate
+  std::set<spv::Capability> capabilities;
+  std::multiset<std::pair<uint32_t, uint32_t>> modes; // (ExecutionMode, literal)
+
+  explicit ModuleFacts(const Shader& s) : insts(parse(s.words)) {
+    for (const Inst& i : insts) {
+      switch (i.op) {
+      case spv::Op::OpDecorate:
+        if (static_cast<spv::Decoration>(i.words[1]) == spv::Decoration::NoContraction)
+          no_contraction.insert(i.words[0]);
+        break;
+      case spv::Op::OpFAdd:
+      case spv::Op::OpFSub:
+      case spv::Op::OpFMul:
+      case spv::Op::OpFDiv:
+      case spv::Op::OpFNegate:
+        float_arith.insert(i.result);
+        break;
+      case spv::Op::OpCapability:
+        capabilities.insert(static_cast<spv::Capability>(i.words[0]));
+        break;
+      case spv::Op::OpExecutionMode:
+        modes.emplace(i.words[1], i.words.size() > 2 ? i.words[2] : 0);
+        break;
+      default:
+        break;
+      }
+    }
+  }
+  size_t count(spv::Op op) const {
+    return static_cast<size_t>(
+        std::count_if(insts.begin(), insts.end(), [&](const Inst& i) { return i.op == op; }));
+  }
+  bool has(spv::Capability c) const { return capabilities.count(c) > 0; }
+  bool rte(uint32_t width) const {
+    return modes.count({static_cast<uint32_t>(spv::ExecutionMode::RoundingModeRTE), width}) > 0;
+  }
+};
+
+Options validating() {
+  Options o;
+  o.validate = true;
+  return o;
+}
+
+Target radv() {
+  Target t = Target::lavapipe();
+  t.device = "AMD Radeon (RADV)";
+  t.driver_id = 3; // VK_DRIVER_ID_MESA_RADV
+  return t;
+}
+
+policy::Budget single_rounding() {
+  return {.single_rounding = "test", .relaxed_accumulation = {}};
+}
+policy::Budget relaxed() {
+  return {.single_rounding = {}, .relaxed_accumulation = "test"};
+}
+
+const ir::VerifiedKernel& example(const std::string& name) {
+  static const std::vector<ir::VerifiedKernel> all = examples::all();
+  for (const auto& k : all)
+    if (k.name() == name)
+      return k;
+  throw std::runtime_error("no example " + name);
+}
+
+// ---- every example ----------------------------------------------------------------------------
+
+TEST(SpirvCodegen, EveryExampleValidatesUnderEveryBudgetAndTarget) {
+  std::vector<policy::Budget> budgets{
+      {}, single_rounding(), relaxed(), {.single_rounding = "a", .relaxed_accumulation = "b"}};
+  std::vector<Target> targets{Target::lavapipe(), Target::generic(), radv()};
+  targets[1].f16.rounding_mode_rte = false; // forces the integer narrowing path
+  for (const auto& k : examples::all())
+    for (const auto& budget : budgets)
+      for (const auto& target : targets) {
+        Shader s;
+        ASSERT_NO_THROW(s = generate(k, budget, target, validating())) << k.name();
+        EXPECT_EQ(validate(s.words), "") << k.name();
+        EXPECT_EQ(s.kernel, k.name());
+        EXPECT_EQ(s.budget, budget);
+      }
+}
+
+TEST(SpirvCodegen, InterfaceFollowsTheParameters) {
+  Shader s = generate(example("saxpy"), {});
+  ASSERT_EQ(s.bindings.size(), 2u); // x, y; a is a push constant
+  EXPECT_EQ(s.bindings[0].param, 0u);
+  EXPECT_EQ(s.bindings[0].binding, 0u);
+  EXPECT_EQ(s.bindings[1].param, 1u);
+  EXPECT_EQ(s.bindings[1].binding, 1u);
+  std::set<PushSlot> slots;
+  for (const PushEntry& p : s.push) {
+    slots.insert(p.slot);
+    EXPECT_EQ(p.offset % p.size, 0u);
+    EXPECT_LE(p.offset + p.size, s.push_bytes);
+  }
+  EXPECT_TRUE(slots.count(PushSlot::GroupsX));
+  EXPECT_TRUE(slots.count(PushSlot::FoldX));
+  EXPECT_FALSE(slots.count(PushSlot::Folded)); // saxpy uses dimension 0 only
+  EXPECT_TRUE(slots.count(PushSlot::Scalar));
+  EXPECT_TRUE(slots.count(PushSlot::BufferLength));
+  EXPECT_FALSE(slots.count(PushSlot::Zero)); // no opaque identity on lavapipe
+  std::string text = disassemble(s.words);
+  EXPECT_NE(text.find("OpEntryPoint GLCompute %main \"main\""), std::string::npos) << text;
+  EXPECT_NE(text.find("LocalSize 64 1 1"), std::string::npos);
+  EXPECT_NE(text.find("OpDecorate %x NonWritable"), std::string::npos) << text;
+  EXPECT_EQ(text.find("OpDecorate %y NonWritable"), std::string::npos);
+  EXPECT_EQ(text.find("OpDecorate %y NonReadable"), std::string::npos);
+}
+
+TEST(SpirvCodegen, PushConstantsEncodeScalarsAndGrid) {
+  const auto& k = example("saxpy");
+  Shader s = generate(k, {});
+  std::vector<std::byte> block(s.push_bytes);
+  std::vector<uint64_t> scalars{0, 0, std::bit_cast<uint32_t>(2.5f)};
+  std::vector<uint64_t> lengths{1000, 1000, 0};
+  Dispatch plan = plan_dispatch({70000, 1, 1}, {65535, 65535, 65535}, "saxpy");
+  EXPECT_EQ(plan.physical, (std::array<uint32_t, 3>{35000, 2, 1}));
+  EXPECT_EQ(plan.fold_x, 35000u);
+  write_push_constants(s, k.kernel(), scalars, lengths, {70000, 1, 1}, plan, block);
+  for (const PushEntry& p : s.push) {
+    uint32_t v = 0;
+    std::memcpy(&v, block.data() + p.offset, 4);
+    if (p.slot == PushSlot::GroupsX) {
+      EXPECT_EQ(v, 70000u);
+    } else if (p.slot == PushSlot::FoldX) {
+      EXPECT_EQ(v, 35000u);
+    } else if (p.slot == PushSlot::BufferLength) {
+      EXPECT_EQ(v, 1000u);
+    } else if (p.slot == PushSlot::Scalar) {
+      EXPECT_EQ(v, std::bit_cast<uint32_t>(2.5f));
+    }
+  }
+  // A grid that fits is dispatched as it is; multi-dimensional grids fold only x, with z == 1.
+  Dispatch direct = plan_dispatch({300, 200, 3}, {65535, 65535, 65535}, "k");
+  EXPECT_EQ(direct.physical, (std::array<uint32_t, 3>{300, 200, 3}));
+  EXPECT_EQ(direct.fold_x, 0u);
+  Dispatch folded = plan_dispatch({100000, 7, 1}, {65535, 65535, 65535}, "k");
+  EXPECT_EQ(folded.physical, (std::array<uint32_t, 3>{50000, 2, 7}));
+  EXPECT_THROW(plan_dispatch({100000, 7, 2}, {65535, 65535, 65535}, "k"), Error);
+  EXPECT_EQ(push_scalar_bits(ScalarType::F16, 0x3c00), std::bit_cast<uint32_t>(1.0f));
+  EXPECT_EQ(push_scalar_bits(ScalarType::BF16, 0xc000), std::bit_cast<uint32_t>(-2.0f));
+  EXPECT_EQ(push_scalar_bits(ScalarType::I8, 0xff), 0xffffffffu);
+  EXPECT_EQ(push_scalar_bits(ScalarType::U16, 0xffff), 0xffffu);
+}
+
+// ---- NoContraction ----------------------------------------------------------------------------
+
+TEST(SpirvCodegen, StrictPutsNoContractionOnEveryFloatArithmeticInstruction) {
+  for (const auto& k : examples::all()) {
+    Shader s = generate(k, {});
+    ModuleFacts m(s);
+    EXPECT_EQ(m.no_contraction, m.float_arith) << k.name();
+    EXPECT_EQ(s.no_contraction, m.no_contraction.size()) << k.name();
+  }
+  ModuleFacts narrow(generate(example("narrow_f16"), {}));
+  EXPECT_EQ(narrow.float_arith.size(), 2u); // a*b, +c
+  EXPECT_EQ(narrow.no_contraction.size(), 2u);
+}
+
+TEST(SpirvCodegen, SingleRoundingDropsNoContractionOnNarrowingProducersOnly) {
+  // narrow_f16: both the product and the sum produce the narrowed value.
+  ModuleFacts narrow(generate(example("narrow_f16"), single_rounding()));
+  EXPECT_EQ(narrow.float_arith.size(), 2u);
+  EXPECT_TRUE(narrow.no_contraction.empty());
+  // linear<f64>: the f64 multiply-add narrowed to f32.
+  ModuleFacts lin64(generate(example("linear<f64>"), single_rounding()));
+  EXPECT_EQ(lin64.float_arith.size(), 2u);
+  EXPECT_TRUE(lin64.no_contraction.empty());
+  // Kernels without narrowing sites keep every NoContraction.
+  for (const char* name :
+       {"saxpy", "linear<f32>", "linear<f16>", "linear<bf16>", "reduce_sum", "gemv_fp8<e4m3>"}) {
+    ModuleFacts m(generate(example(name), single_rounding()));
+    EXPECT_EQ(m.no_contraction, m.float_arith) << name;
+    EXPECT_FALSE(m.float_arith.empty()) << name;
+  }
+}
+
+TEST(SpirvCodegen, SingleRoundingLeavesTheSameArithmeticOutsideNarrowingsStrict) {
+  // out16[i] = narrow<f16>(a*b + c) and out32[i] = a*b + c, as separate nodes: only the first
+  // pair are narrowing producers.
+  KernelBuilder b("two_stores");
+  uint32_t a = b.buffer("a", ScalarType::F32, ir::Access::Read);
+  uint32_t bb = b.buffer("b", ScalarType::F32, ir::Access::Read);
+  uint32_t c = b.buffer("c", ScalarType::F32, ir::Access::Read);
+  uint32_t o16 = b.buffer("o16", ScalarType::F16, ir::Access::Write);
+  uint32_t o32 = b.buffer("o32", ScalarType::F32, ir::Access::Write);
+  auto fma_tree = [&] {
+    ir::ExprId i = b.gid();
+    ir::ExprId p = b.node(ir::Op::Mul, ScalarType::F32, {b.load(a, i), b.load(bb, i)});
+    return b.node(ir::Op::Add, ScalarType::F32, {p, b.load(c, i)});
+  };
+  b.store(o16, b.gid(), b.convert(ScalarType::F16, fma_tree()));
+  b.store(o32, b.gid(), fma_tree());
+  auto k = b.done();
+  ModuleFacts strict(generate(k, {}));
+  EXPECT_EQ(strict.float_arith.size(), 4u);
+  EXPECT_EQ(strict.no_contraction.size(), 4u);
+  ModuleFacts opted(generate(k, single_rounding()));
+  EXPECT_EQ(opted.float_arith.size(), 4u);
+  EXPECT_EQ(opted.no_contraction.size(), 2u);
+  // The kept ones are the second tree's: they come later in the module than the first tree's.
+  std::vector<uint32_t> arith(opted.float_arith.begin(), opted.float_arith.end());
+  std::sort(arith.begin(), arith.end());
+  EXPECT_FALSE(opted.no_contraction.count(arith[0]));
+  EXPECT_FALSE(opted.no_contraction.count(arith[1]));
+  EXPECT_TRUE(opted.no_contraction.count(arith[2]));
+  EXPECT_TRUE(opted.no_contraction.count(arith[3]));
+}
+
+TEST(SpirvCodegen, RelaxedAccumulationDropsNoContractionOnAccumulationsOnly) {
+  for (const char* name : {"gemv_fp8<e4m3>", "gemv_fp8<e5m2>"}) {
+    const auto& k = example(name);
+    ModuleFacts strict(generate(k, {}));
+    ModuleFacts opted(generate(k, relaxed()));
+    EXPECT_EQ(strict.no_contraction.size(), 8u) << name; // 4 products, 4 adds
+    EXPECT_EQ(opted.float_arith.size(), 8u) << name;
+    EXPECT_TRUE(opted.no_contraction.empty()) << name;
+  }
+  // No accumulation in narrow_f16: relaxed accumulation changes nothing there.
+  ModuleFacts narrow(generate(example("narrow_f16"), relaxed()));
+  EXPECT_EQ(narrow.no_contraction.size(), 2u);
+}
+
+TEST(SpirvCodegen, BudgetFromARegistryOptIn) {
+  policy::Registry registry;
+  const auto& k = example("narrow_f16");
+  EXPECT_EQ(ModuleFacts(generate(k, registry.budget(k.name()))).no_contraction.size(), 2u);
+  ASSERT_TRUE(
+      registry.accept_single_rounding(policy::Scope::kernel("narrow_f16"), "accuracy is fine")
+          .ok());
+  policy::Budget budget = registry.budget(k.name());
+  Shader s = generate(k, budget);
+  EXPECT_TRUE(ModuleFacts(s).no_contraction.empty());
+  EXPECT_EQ(s.budget.single_rounding, std::optional<std::string>("accuracy is fine"));
+  // Another kernel is not covered.
+  EXPECT_EQ(ModuleFacts(generate(example("linear<f64>"), registry.budget("linear<f64>")))
+                .no_contraction.size(),
+            2u);
+}
+
+// ---- float controls ---------------------------------------------------------------------------
+
+TEST(SpirvCodegen, RoundingModeRTEForEveryFloatWidthUsed) {
+  ModuleFacts narrow(generate(example("narrow_f16"), {}));
+  EXPECT_TRUE(narrow.rte(16));
+  EXPECT_TRUE(narrow.rte(32));
+  EXPECT_FALSE(narrow.rte(64));
+  EXPECT_TRUE(narrow.has(spv::Capability::RoundingModeRTE));
+  ModuleFacts lin64(generate(example("linear<f64>"), {}));
+  EXPECT_TRUE(lin64.rte(64));
+  EXPECT_TRUE(lin64.rte(32));
+  std::string text = disassemble(generate(example("narrow_f16"), {}).words);
+  EXPECT_NE(text.find("OpExecutionMode %main RoundingModeRTE 16"), std::string::npos) << text;
+  EXPECT_NE(text.find("OpExtension \"SPV_KHR_float_controls\""), std::string::npos);
+}
+
+TEST(SpirvCodegen, FloatControlsFollowTheTarget) {
+  Target t = Target::generic();
+  t.f32.denorm_preserve = true;
+  t.f16.rounding_mode_rte = false;
+  Shader s = generate(example("narrow_f16"), {}, t, validating());
+  ModuleFacts m(s);
+  EXPECT_TRUE(m.has(spv::Capability::DenormPreserve));
+  EXPECT_EQ(m.modes.count({static_cast<uint32_t>(spv::ExecutionMode::DenormPreserve), 32}), 1u);
+  EXPECT_FALSE(m.rte(16));
+  EXPECT_FALSE(m.has(spv::Capability::SignedZeroInfNanPreserve));
+  // Without RTE for f16 the narrowing is rounded by integer code: the only f32->f16 OpFConvert left
+  // converts an exact value for the store.
+  EXPECT_GT(m.count(spv::Op::OpShiftRightLogical), 0u);
+}
+
+// ---- the opaque identity ----------------------------------------------------------------------
+
+TEST(SpirvCodegen, OpaqueIdentityOnlyForDriversInTheTable) {
+  const auto& k = example("narrow_f16");
+  Shader lava = generate(k, {}, Target::lavapipe(), validating());
+  EXPECT_EQ(lava.opaque_identities, 0u);
+  EXPECT_EQ(ModuleFacts(lava).count(spv::Op::OpBitwiseXor), 0u);
+
+  Shader amd = generate(k, {}, radv(), validating());
+  EXPECT_EQ(amd.opaque_identities, 1u);
+  ModuleFacts m(amd);
+  EXPECT_EQ(m.count(spv::Op::OpBitwiseXor), 1u);
+  EXPECT_EQ(m.no_contraction.size(), 2u); // NoContraction stays on the producers as well
+  bool zero_slot = std::any_of(amd.push.begin(), amd.push.end(),
+                               [](const PushEntry& p) { return p.slot == PushSlot::Zero; });
+  EXPECT_TRUE(zero_slot);
+  std::string text = disassemble(amd.words);
+  // bitcast -> xor -> bitcast -> OpFConvert to half
+  auto xor_at = text.find("OpBitwiseXor");
+  ASSERT_NE(xor_at, std::string::npos);
+  EXPECT_NE(text.find("OpFConvert %half", xor_at), std::string::npos) << text;
+
+  // The opt-in lifts it, and the f64 narrowing gets it too.
+  EXPECT_EQ(generate(k, single_rounding(), radv()).opaque_identities, 0u);
+  EXPECT_EQ(generate(example("linear<f64>"), {}, radv(), validating()).opaque_identities, 1u);
+  // Kernels without barriered narrowings never get it.
+  for (const char* name : {"saxpy", "linear<f16>", "reduce_sum", "gemv_fp8<e4m3>"})
+    EXPECT_EQ(generate(example(name), {}, radv()).opaque_identities, 0u) << name;
+  // An explicit override wins over the table.
+  Target forced = Target::lavapipe();
+  forced.opaque_identity = true;
+  EXPECT_EQ(generate(k, {}, forced).opaque_identities, 1u);
+}
+
+TEST(SpirvCodegen, OpaqueIdentitySkipsNarrowingsProvenInnocuous) {
+  // narrow<f16>(widen(h1) * widen(h2)): Figueroa, no barrier needed.
+  KernelBuilder b("figueroa");
+  uint32_t h = b.buffer("h", ScalarType::F16, ir::Access::Read);
+  uint32_t o = b.buffer("o", ScalarType::F16, ir::Access::Write);
+  ir::ExprId i = b.gid();
+  ir::ExprId p =
+      b.node(ir::Op::Mul, ScalarType::F32,
+             {b.convert(ScalarType::F32, b.load(h, i)), b.convert(ScalarType::F32, b.load(h, i))});
+  b.store(o, i, b.convert(ScalarType::F16, p));
+  auto k = b.done();
+  ASSERT_FALSE(ir::narrowing_sites(k.kernel()).at(0).needs_barrier());
+  Shader s = generate(k, {}, radv(), validating());
+  EXPECT_EQ(s.opaque_identities, 0u);
+  EXPECT_EQ(ModuleFacts(s).no_contraction.size(), 1u); // strict still decorates the product
+}
+
+TEST(SpirvCodegen, DriverTable) {
+  EXPECT_TRUE(driver_needs_opaque_identity(3));   // RADV, measured fusing
+  EXPECT_FALSE(driver_needs_opaque_identity(13)); // llvmpipe, measured not fusing
+  EXPECT_FALSE(driver_needs_opaque_identity(0));  // unknown
+  for (const DriverFusion& row : driver_fusion_table()) {
+    EXPECT_NE(std::string(row.name), "");
+    EXPECT_NE(std::string(row.evidence), "");
+  }
+  EXPECT_FALSE(Target::lavapipe().uses_opaque_identity());
+  EXPECT_TRUE(radv().uses_opaque_identity());
+}
+
+// ---- capabilities -----------------------------------------------------------------------------
+
+TEST(SpirvCodegen, CapabilitiesAreMinimal) {
+  ModuleFacts saxpy(generate(example("saxpy"), {}));
+  EXPECT_FALSE(saxpy.has(spv::Capability::Float16));
+  EXPECT_FALSE(saxpy.has(spv::Capability::StorageBuffer16BitAccess));
+  EXPECT_FALSE(saxpy.has(spv::Capability::Int64));
+  EXPECT_FALSE(saxpy.has(spv::Capability::Float64));
+  EXPECT_EQ(generate(example("saxpy"), {}).needs, Needs{});
+
+  // f16 loaded and widened, or narrowed and stored: 16-bit storage only (as glslang does).
+  for (const char* name : {"narrow_f16", "linear<f16>", "linear<bf16>"}) {
+    Shader s = generate(example(name), {});
+    ModuleFacts m(s);
+    EXPECT_TRUE(m.has(spv::Capability::StorageBuffer16BitAccess)) << name;
+    EXPECT_FALSE(m.has(spv::Capability::Float16)) << name;
+    EXPECT_FALSE(m.has(spv::Capability::Int16)) << name;
+    EXPECT_TRUE(s.needs.storage_buffer_16bit_access) << name;
+    EXPECT_FALSE(s.needs.shader_float16) << name;
+  }
+  Shader lin64 = generate(example("linear<f64>"), {});
+  EXPECT_TRUE(ModuleFacts(lin64).has(spv::Capability::Float64));
+  EXPECT_TRUE(lin64.needs.shader_float64);
+  // fp8 packed in u32 words: nothing beyond Shader and float controls.
+  Shader gemv = generate(example("gemv_fp8<e4m3>"), {});
+  EXPECT_EQ(gemv.needs, Needs{});
+
+  // f16 arithmetic needs Float16.
+  KernelBuilder b("half_math");
+  uint32_t h = b.buffer("h", ScalarType::F16, ir::Access::Read);
+  uint32_t o = b.buffer("o", ScalarType::F16, ir::Access::Write);
+  ir::ExprId i = b.gid();
+  b.store(o, i, b.node(ir::Op::Mul, ScalarType::F16, {b.load(h, i), b.load(h, i)}));
+  Shader half = generate(b.done(), {}, Target::lavapipe(), validating());
+  EXPECT_TRUE(ModuleFacts(half).has(spv::Capability::Float16));
+  EXPECT_TRUE(half.needs.shader_float16);
+}
+
+// ---- refusals ---------------------------------------------------------------------------------
+
+void expect_refused(ir::VerifiedKernel k, const std::string& construct) {
+  try {
+    generate(k, {});
+    ADD_FAILURE() << "generated " << k.name() << " without refusing " << construct;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    EXPECT_NE(e.message().find(construct), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find(k.name()), std::string::npos) << e.message();
+    EXPECT_EQ(e.context().kernel, k.name());
+  }
+}
+
+TEST(SpirvCodegen, UnexpressibleConstructsAreRefusedByName) {
+  {
+    KernelBuilder b("uses_erf");
+    uint32_t x = b.buffer("x", ScalarType::F32, ir::Access::ReadWrite);
+    ir::ExprId i = b.gid();
+    b.store(x, i, b.node(ir::Op::Erf, ScalarType::F32, {b.load(x, i)}));
+    expect_refused(b.done(), "erf");
+  }
+  {
+    KernelBuilder b("exp_f64");
+    uint32_t x = b.buffer("x", ScalarType::F64, ir::Access::ReadWrite);
+    ir::ExprId i = b.gid();
+    b.store(x, i, b.node(ir::Op::Exp, ScalarType::F64, {b.load(x, i)}));
+    expect_refused(b.done(), "exp on f64");
+  }
+  {
+    KernelBuilder b("bf16_fma");
+    uint32_t x = b.buffer("x", ScalarType::BF16, ir::Access::ReadWrite);
+    ir::ExprId i = b.gid();
+    ir::ExprId v = b.load(x, i);
+    b.store(x, i, b.node(ir::Op::Fma, ScalarType::BF16, {v, v, v}));
+    expect_refused(b.done(), "fma on bf16");
+  }
+  {
+    KernelBuilder b("int_rtz");
+    uint32_t x = b.buffer("x", ScalarType::I32, ir::Access::Read);
+    uint32_t y = b.buffer("y", ScalarType::F32, ir::Access::Write);
+    ir::ExprId i = b.gid();
+    b.store(y, i, b.convert(ScalarType::F32, b.load(x, i), ir::RoundingMode::TowardZero));
+    expect_refused(b.done(), "rounding rtz");
+  }
+}
+
+// ---- control flow, atomics, shared memory, sub-32-bit locals
+// -------------------------------------
+
+TEST(SpirvCodegen, ControlFlowAtomicsAndSharedMemoryValidate) {
+  auto k = kernel("control", {32, 2, 1}, {"x", "h", "w", "count", "big", "out", "n"},
+                  [](In<float> x, In<f16> h, In<uint32_t> w, InOut<uint32_t> count,
+                     InOut<uint64_t> big, Out<float> out, Scalar<uint32_t> n) {
+                    Shared<int32_t> tile("tile", 100);
+                    Shared<uint64_t> wide("wide", 8);
+                    Var i(global_id(0), "i");
+                    Var acc(0.0f, "acc");
+                    Var half_acc(h[0u], "half_acc");        // an f16 local: held as f32
+                    Var fp8(unpack<e4m3>(w[0u], 2), "fp8"); // an fp8 local: held as bits
+                    tile[local_id(0)] = 1;
+                    Barrier();
+                    For(0u, n, [&](Value<uint32_t> j) {
+                      If(j == 3u, [&] { Continue(); });
+                      If(x[j] < 0.0f, [&] { Break(); });
+                      acc = acc + x[j];
+                      While([&] { return acc > 100.0f; },
+                            [&] {
+                              acc = acc * 0.5f;
+                              If(acc < 1.0f, [&] { Return(); });
+                            });
+                    });
+                    half_acc = narrow<f16>(to_f32(half_acc) + acc);
+                    Var old(atomic_add(count[0u], 1u), "old");
+                    atomic_max(big[0u], uint64_t{7});
+                    atomic_compare_exchange(count[1u], old, 5u);
+                    If(i < out.size(), [&] {
+                      out[i] =
+                          acc + to_f32(half_acc) + to_f32(fp8) + convert<float>(tile[local_id(0)]);
+                    }).Else([&] { Return(); });
+                    atomic_add(wide[0u], uint64_t{1});
+                  });
+  Shader s;
+  ASSERT_NO_THROW(s = generate(k, {}, Target::lavapipe(), validating()));
+  ModuleFacts m(s);
+  EXPECT_EQ(m.count(spv::Op::OpLoopMerge), 2u);
+  EXPECT_GE(m.count(spv::Op::OpControlBarrier), 2u); // shared zeroing + the kernel's
+  EXPECT_TRUE(m.has(spv::Capability::Int64Atomics));
+  EXPECT_TRUE(s.needs.shader_buffer_int64_atomics);
+  EXPECT_TRUE(s.needs.shader_shared_int64_atomics);
+  EXPECT_FALSE(s.needs.shader_float16); // f16 only loaded, narrowed and held in an f32 local
+  EXPECT_EQ(m.no_contraction, m.float_arith);
+}
+
+TEST(SpirvCodegen, SharedArraysAreZeroedUnlessTheKernelFillsThemFirst) {
+  // reduce_sum fills tile[lid] from every lane before its first barrier: no zeroing pass.
+  ModuleFacts reduce(generate(example("reduce_sum"), {}));
+  EXPECT_EQ(reduce.count(spv::Op::OpControlBarrier), 2u); // the kernel's own two
+  // A kernel that reads its shared array first gets the zeroing stores and their barrier.
+  auto k = kernel("reads_first", {64}, {"out"}, [](Out<float> out) {
+    Shared<float> s("s", 64);
+    out[global_id(0)] = s[local_id(0)];
+    s[local_id(0)] = 1.0f;
+  });
+  ModuleFacts m(generate(k, {}, Target::lavapipe(), validating()));
+  EXPECT_EQ(m.count(spv::Op::OpControlBarrier), 1u);
+}
+
+TEST(SpirvCodegen, CodegenTakesLessThanAMillisecondPerKernel) {
+  std::vector<double> times;
+  for (int round = 0; round < 20; ++round)
+    for (const auto& k : examples::all()) {
+      Options o;
+      o.validate = false;
+      times.push_back(generate(k, {}, Target::lavapipe(), o).codegen_ms);
+    }
+  std::sort(times.begin(), times.end());
+  double median = times[times.size() / 2];
+  std::printf("codegen: median %.3f ms, max %.3f ms over %zu generations\n", median, times.back(),
+              times.size());
+  EXPECT_LT(median, 1.0);
+}
+
+// ---- coverage matrices ------------------------------------------------------------------------
+
+const ScalarType kValueTypes[] = {
+    ScalarType::I8,  ScalarType::U8,  ScalarType::I16,  ScalarType::U16, ScalarType::I32,
+    ScalarType::U32, ScalarType::I64, ScalarType::U64,  ScalarType::F16, ScalarType::BF16,
+    ScalarType::F32, ScalarType::F64, ScalarType::E4M3, ScalarType::E5M2};
+
+TEST(SpirvCodegen, EveryConversionInEveryRoundingModeValidates) {
+  const ir::RoundingMode modes[] = {ir::RoundingMode::NearestEven, ir::RoundingMode::TowardZero,
+                                    ir::RoundingMode::Up, ir::RoundingMode::Down};
+  std::vector<Target> targets{Target::lavapipe(), radv()};
+  targets.push_back(Target::generic());
+  targets.back().f16.rounding_mode_rte = false;
+  int generated = 0;
+  for (ScalarType from : kValueTypes)
+    for (ScalarType to : kValueTypes) {
+      if (from == to)
+        continue;
+      for (ir::RoundingMode mode : modes)
+        for (bool sat : {false, true}) {
+          if (sat && to != ScalarType::E4M3)
+            continue;
+          KernelBuilder b("convert");
+          uint32_t in = b.buffer("in", from, ir::Access::Read);
+          uint32_t out = b.buffer("out", to, ir::Access::Write);
+          ir::ExprId i = b.gid();
+          // Through a local as well, so the canonical forms are exercised.
+          ir::Stmt let;
+          let.kind = ir::StmtKind::Let;
+          b.k.locals.push_back({"v", to});
+          let.local = 0;
+          let.a = b.convert(to, b.load(in, i), mode, sat);
+          b.k.body.push_back(let);
+          ir::Expr get;
+          get.op = ir::Op::LocalGet;
+          get.type = to;
+          get.ref = 0;
+          b.store(out, i, b.k.add(get));
+          ir::VerifiedKernel k = b.done();
+          for (const Target& t : targets) {
+            try {
+              Shader s = generate(k, {}, t, validating());
+              ++generated;
+            } catch (const Error& e) {
+              // Only the documented refusal may happen.
+              EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+              EXPECT_TRUE(ir::is_int(from) && (to == ScalarType::F32 || to == ScalarType::F64) &&
+                          mode != ir::RoundingMode::NearestEven)
+                  << name(from) << " -> " << name(to) << ": " << e.what();
+            }
+          }
+        }
+    }
+  EXPECT_GT(generated, 1000);
+}
+
+TEST(SpirvCodegen, EveryOpOnEveryTypeValidates) {
+  int generated = 0;
+  for (size_t o = 0; o < ir::kOpCount; ++o) {
+    ir::Op op = static_cast<ir::Op>(o);
+    const ir::OpInfo& info = ir::info(op);
+    if (info.rule == ir::TypeRule::Leaf || info.rule == ir::TypeRule::Convert ||
+        info.rule == ir::TypeRule::Pack || info.rule == ir::TypeRule::Unpack ||
+        info.rule == ir::TypeRule::Bitcast)
+      continue;
+    for (ScalarType t : kValueTypes) {
+      KernelBuilder b("op");
+      uint32_t x = b.buffer("x", t, ir::Access::Read);
+      ir::ExprId i = b.gid();
+      std::array<ir::ExprId, 3> args{};
+      for (int a = 0; a < 3; ++a)
+        args[a] =
+            b.load(x, b.node(ir::Op::Add, ScalarType::U32, {i, b.constant(ScalarType::U32, a)}));
+      ir::ExprId value = ir::kNone;
+      ScalarType result = t;
+      int arity = info.arity;
+      if (info.rule == ir::TypeRule::Compare)
+        result = ScalarType::Bool;
+      if (info.rule == ir::TypeRule::Select) {
+        ir::ExprId c = b.node(ir::Op::Lt, ScalarType::Bool, {i, b.constant(ScalarType::U32, 7)});
+        value = b.node(op, t, {c, args[0], args[1]});
+      } else if (info.rule == ir::TypeRule::Shift) {
+        uint64_t bits = ir::info(t).bits;
+        value = b.node(op, t, {args[0], b.constant(t, bits - 1)});
+      } else if (arity == 1) {
+        value = b.node(op, result, {args[0]});
+      } else if (arity == 2) {
+        value = b.node(op, result, {args[0], args[1]});
+      } else {
+        value = b.node(op, result, {args[0], args[1], args[2]});
+      }
+      uint32_t out =
+          b.buffer("out", result == ScalarType::Bool ? ScalarType::U32 : result, ir::Access::Write);
+      if (result == ScalarType::Bool)
+        value = b.node(ir::Op::Select, ScalarType::U32,
+                       {value, b.constant(ScalarType::U32, 1), b.constant(ScalarType::U32, 0)});
+      b.store(out, i, value);
+      std::optional<ir::VerifiedKernel> k;
+      try {
+        k = b.done();
+      } catch (const Error&) {
+        continue; // not a valid op/type combination
+      }
+      try {
+        generate(*k, {}, Target::lavapipe(), validating());
+        generate(*k, single_rounding(), Target::generic(), validating());
+        ++generated;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+        bool documented =
+            op == ir::Op::Erf || (op == ir::Op::Fma && t == ScalarType::BF16) ||
+            (t == ScalarType::F64 && std::string(e.message()).find("on f64") != std::string::npos);
+        EXPECT_TRUE(documented) << name(op) << " on " << name(t) << ": " << e.what();
+      }
+    }
+  }
+  EXPECT_GT(generated, 250);
+}
+
+} // namespace
+} // namespace halfway::codegen::spirv
