@@ -458,7 +458,10 @@ private:
       }
       case StmtKind::For:
       case StmtKind::While: {
-        bool c = d || loop_divergent_.count(&s) > 0;
+        // A for loop whose variable is written with a lane-variant value (in its body) runs a
+        // lane-dependent number of iterations, like one with lane-variant bounds.
+        bool c = d || loop_divergent_.count(&s) > 0 ||
+                 (s.kind == StmtKind::For && tainted_.count(s.local) > 0);
         for (ExprId e : stmt_exprs(s))
           c = c || variant(e);
         if (s.kind == StmtKind::For && c)

@@ -1,5 +1,6 @@
 // `halfway ops`: the op table as Markdown (specs/op-table.md is this output).
 #include "commands.hpp"
+#include "halfway/ir/error.hpp"
 #include "halfway/ir/op_table_doc.hpp"
 
 #include <iostream>

@@ -1,7 +1,8 @@
 #pragma once
-// Each subcommand registers itself on the CLI11 app and returns the exit status of its run:
-// 0 success, 1 a differential violation, 2 any error (the message is printed by main).
+// Each subcommand registers itself on the CLI11 app and returns the function that runs it, whose
+// result is the exit status: 0 success, 1 a differential violation, 2 any error (main prints it).
 #include <CLI/CLI.hpp>
+
 #include <functional>
 
 namespace halfway::cli {
@@ -9,6 +10,11 @@ namespace halfway::cli {
 using Runner = std::function<int()>;
 
 Runner add_demo(CLI::App& app);
+Runner add_devices(CLI::App& app);
+Runner add_diff(CLI::App& app);
+Runner add_emit(CLI::App& app);
 Runner add_ops(CLI::App& app);
+Runner add_run(CLI::App& app);
+Runner add_sites(CLI::App& app);
 
 } // namespace halfway::cli

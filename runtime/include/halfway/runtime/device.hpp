@@ -4,8 +4,9 @@
 // completes or throws a halfway::Error.
 //
 // Failed launches: a device that throws leaves every buffer argument exactly as it was before the
-// launch (each device computes into its own storage and copies results back only on success), so
-// output is never half-written.
+// launch (a device either computes into its own storage and copies results back only on success,
+// or saves what it may overwrite and restores it before throwing), so output is never
+// half-written.
 
 #include "halfway/ir/verifier.hpp"
 #include "halfway/numerics/float_controls.hpp"

@@ -1,0 +1,166 @@
+// Runs the built `halfway` binary the way a user would and checks exit status and output.
+#include "npy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out; // stdout and stderr together
+};
+
+Result halfway(const std::string& args) {
+  std::string cmd = std::string(HALFWAY_CLI) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string example(const std::string& name) {
+  return std::string(HALFWAY_SOURCE_DIR) + "/examples/kernels/" + name + ".hk";
+}
+
+class Cli : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("halfway_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string file(const std::string& name, const std::string& text) {
+    auto p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+#define EXPECT_OUTPUT(result, fragment)                                                            \
+  EXPECT_NE((result).out.find(fragment), std::string::npos) << (result).out
+
+TEST_F(Cli, HelpForEverySubcommand) {
+  auto top = halfway("--help");
+  EXPECT_EQ(top.status, 0);
+  for (const char* sub : {"run", "diff", "emit", "sites", "devices", "demo", "ops"}) {
+    EXPECT_OUTPUT(top, sub);
+    auto r = halfway(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub << ": " << r.out;
+  }
+}
+
+TEST_F(Cli, RunPrintsOutputsAndDumpsNpy) {
+  auto r = halfway("run " + example("saxpy") + " --grid 1000 --arg a=2 --buffer x=iota --buffer "
+                   "y=zeros --dump y=" + path("y.npy"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_OUTPUT(r, "saxpy on interp: 16 workgroups of 64 lanes");
+  EXPECT_OUTPUT(r, "y (f32[1000]): 0 2 4 6 8 10 12 14 ...");
+  auto y = halfway::cli::load_npy(path("y.npy"), halfway::ir::ScalarType::F32);
+  ASSERT_EQ(y.size(), 1000u);
+  EXPECT_EQ(y.as<float>()[999], 1998.0f);
+}
+
+TEST_F(Cli, RunReadsNpyAndRawInputs) {
+  halfway::rt::HostBuffer x(halfway::ir::ScalarType::F32, 4);
+  for (int i = 0; i < 4; ++i) x.as<float>()[i] = 0.5f * static_cast<float>(i);
+  halfway::cli::save_npy(path("x.npy"), x);
+  halfway::cli::save_raw(path("y.raw"), x);
+  auto r = halfway("run " + example("saxpy") + " --grid 4 --arg a=4 --buffer x=" + path("x.npy") +
+                   " --buffer y=" + path("y.raw") + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_OUTPUT(r, "\"y\": {\"type\": \"f32\", \"size\": 4, \"first\": [\"0\", \"2.5\", \"5\", \"7.5\"]}");
+}
+
+TEST_F(Cli, DiffOnTheInterpreterIsExact) {
+  auto r = halfway("diff " + example("narrow_f16") + " --grid 20000 --device interp");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_OUTPUT(r, "out16 (f16[20000]): 20000 exact, 0 within bound, 0 violations");
+  auto j = halfway("diff " + example("narrow_f16") + " --grid 2000 --device interp --json");
+  ASSERT_EQ(j.status, 0) << j.out;
+  EXPECT_OUTPUT(j, "\"kernel\"");
+  EXPECT_EQ(j.out.front(), '[');
+}
+
+TEST_F(Cli, SitesAndOptInFlags) {
+  auto r = halfway("sites " + example("narrow_f16"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_OUTPUT(r, "multiply-add, barrier (rule 3");
+  EXPECT_OUTPUT(r, "single rounding: not held");
+  auto held = halfway("sites " + example("narrow_f16") +
+                      " '--accept-single-rounding=narrow_f16:display output'");
+  ASSERT_EQ(held.status, 0) << held.out;
+  EXPECT_OUTPUT(held, "single rounding: held (display output)");
+  auto blank = halfway("sites " + example("narrow_f16") + " '--accept-single-rounding:   '");
+  EXPECT_EQ(blank.status, 2);
+  EXPECT_OUTPUT(blank, "refused");
+  auto dflt = halfway("sites " + example("narrow_f16") + " --accept-single-rounding=unnamed_kernel:x");
+  EXPECT_EQ(dflt.status, 2);
+  EXPECT_OUTPUT(dflt, "refused");
+}
+
+TEST_F(Cli, EmitIr) {
+  auto r = halfway("emit " + example("narrow_f16") + " --ir");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_OUTPUT(r, "out16[i] = narrow<f16>(add(mul(a[i], b[i]), c[i]));");
+  EXPECT_OUTPUT(r, "site 0: store to out16");
+  EXPECT_EQ(halfway("emit " + example("narrow_f16")).status, 2); // a stage is required
+}
+
+TEST_F(Cli, DevicesAndOps) {
+  auto d = halfway("devices");
+  ASSERT_EQ(d.status, 0) << d.out;
+  EXPECT_OUTPUT(d, "interp: interp");
+  auto o = halfway("ops");
+  ASSERT_EQ(o.status, 0);
+  EXPECT_OUTPUT(o, "| `fma` | 3 |");
+}
+
+TEST_F(Cli, BadInputIsAClearErrorWithStatus2) {
+  struct Case {
+    std::string args, fragment;
+  };
+  std::string broken = file("broken.hk", "kernel k workgroup(64, 1, 1) {\n  let x: f32 = ;\n}\n");
+  std::string garbage = file("garbage.npy", "this is not numpy");
+  std::vector<Case> cases = {
+      {"run " + broken + " --grid 64", "broken.hk:2:16"},
+      {"run " + example("saxpy") + " --kernel nope --grid 64 --arg a=1", "unknown kernel nope"},
+      {"run " + example("saxpy") + " --grid 64 --arg a=1 --device quantum", "unknown device 'quantum'"},
+      {"run " + example("saxpy") + " --grid 64 --arg a=abc", "--arg a=abc: not a number (a is f32)"},
+      {"run " + example("saxpy") + " --grid 64 --arg zz=1", "'zz', which is not a parameter"},
+      {"run " + example("saxpy") + " --grid 64", "scalar parameter a (f32) has no value"},
+      {"run " + path("missing.hk") + " --grid 64", "missing.hk"},
+      {"run " + example("saxpy") + " --grid 64 --arg a=1 --buffer x=" + garbage, "not a .npy file"},
+      {"run " + example("saxpy") + " --grid 64 --arg a=1 --buffer x=" + path("none.npy"),
+       "cannot open the file"},
+      {"run " + example("narrow_f16") + " --grid 1000 --buffer a=zeros:10",
+       "out-of-bounds access: kernel narrow_f16"},
+      {"run " + example("saxpy") + " --grid 1099511627776 --arg a=1", "needs more than 2^32 workgroups"},
+      {"run " + example("saxpy") + " --arg a=1", "no grid"},
+      {"run " + example("saxpy") + " --grid 64 --arg a=1 --dump q=" + path("q.npy"), "--dump q="},
+  };
+  for (const Case& c : cases) {
+    auto r = halfway(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.out;
+    EXPECT_OUTPUT(r, c.fragment);
+    EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
+  }
+}
+
+} // namespace
