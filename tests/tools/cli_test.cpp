@@ -123,6 +123,59 @@ TEST_F(Cli, EmitIr) {
   EXPECT_EQ(halfway("emit " + example("narrow_f16")).status, 2); // a stage is required
 }
 
+TEST_F(Cli, EmitLlvmAndSpirvFollowThePolicy) {
+  auto strict = halfway("emit " + example("narrow_f16") + " --llvm");
+  ASSERT_EQ(strict.status, 0) << strict.out;
+  EXPECT_OUTPUT(strict, "fptrunc");
+  EXPECT_EQ(strict.out.find("contract"), std::string::npos) << strict.out;
+  auto fused = halfway("emit " + example("narrow_f16") +
+                       " --llvm '--accept-single-rounding=narrow_f16:display only'");
+  ASSERT_EQ(fused.status, 0) << fused.out;
+  EXPECT_OUTPUT(fused, "fmul contract");
+  auto spirv = halfway("emit " + example("narrow_f16") + " --spirv");
+  ASSERT_EQ(spirv.status, 0) << spirv.out;
+  EXPECT_OUTPUT(spirv, "NoContraction");
+  EXPECT_OUTPUT(spirv, "RoundingModeRTE");
+}
+
+TEST_F(Cli, RunOnEveryDevice) {
+  for (const char* device : {"interp", "cpu", "vulkan"}) {
+    auto r = halfway("run " + example("saxpy") + " --grid 256 --arg a=2 --buffer x=iota --buffer "
+                     "y=zeros --device " + device + " --check");
+    if (std::string(device) == "vulkan") { // bounds checking is an interpreter/cpu feature
+      EXPECT_EQ(r.status, 2) << r.out;
+      r = halfway("run " + example("saxpy") + " --grid 256 --arg a=2 --buffer x=iota --buffer "
+                  "y=zeros --device vulkan");
+    }
+    ASSERT_EQ(r.status, 0) << device << ": " << r.out;
+    EXPECT_OUTPUT(r, "y (f32[256]): 0 2 4 6 8 10 12 14 ...");
+  }
+}
+
+TEST_F(Cli, DiffOnDevicesWithAndWithoutTheOptIn) {
+  auto strict = halfway("diff " + example("narrow_f16") + " --grid 65536 --device all");
+  ASSERT_EQ(strict.status, 0) << strict.out;
+  EXPECT_OUTPUT(strict, "against cpu");
+  EXPECT_OUTPUT(strict, "against vulkan:");
+  EXPECT_OUTPUT(strict, "65536 exact, 0 within bound, 0 violations");
+  // With the opt-in the CPU JIT contracts a*b+c into an FMA: tie-stressing inputs then round
+  // differently, inside the documented bound.
+  auto fused = halfway("diff " + example("narrow_f16") + " --grid 65536 --device cpu "
+                       "'--accept-single-rounding=narrow_f16:display only'");
+  ASSERT_EQ(fused.status, 0) << fused.out;
+  EXPECT_OUTPUT(fused, "single rounding: held (display only)");
+  EXPECT_EQ(fused.out.find(" 0 within bound"), std::string::npos) << fused.out;
+  EXPECT_OUTPUT(fused, " 0 violations");
+}
+
+TEST_F(Cli, Demo) {
+  auto r = halfway("demo");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_OUTPUT(r, "All comparisons hold.");
+  EXPECT_OUTPUT(r, "narrow_f16       cpu");
+  EXPECT_OUTPUT(r, "With accept_single_rounding");
+}
+
 TEST_F(Cli, DevicesAndOps) {
   auto d = halfway("devices");
   ASSERT_EQ(d.status, 0) << d.out;

@@ -83,7 +83,7 @@ Row compare(const Kernel& k, rt::Device& device, const policy::Registry& registr
 
 void print_rows(const std::vector<Row>& rows) {
   std::printf("%-16s %-34s %9s %9s %8s %10s %8s %9s\n", "kernel", "device", "elements", "exact",
-              "in bound", "violations", "max ulp", "time ms");
+              "in bound", "violations", "max ulp", "ms (both)");
   for (const Row& r : rows) {
     std::string ulps = r.max_ulps == UINT64_MAX ? "NaN" : std::to_string(r.max_ulps);
     if (!r.note.empty()) {
