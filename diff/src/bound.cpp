@@ -3,9 +3,11 @@
 #include "exact.hpp"
 #include "halfway/diff/compare.hpp"
 #include "halfway/numerics/convert.hpp"
+#include "halfway/numerics/ulp.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace halfway::diff {
@@ -49,6 +51,8 @@ std::string_view name(Bound::Kind kind) {
     return "single rounding";
   case Bound::Kind::Unchecked:
     return "unchecked";
+  case Bound::Kind::RelaxedAccumulation:
+    return "relaxed accumulation";
   }
   return "bit-exact";
 }
@@ -59,6 +63,15 @@ std::string describe(const Bound& bound, ir::ScalarType type) {
     return "bit-exact";
   case Bound::Kind::Unchecked:
     return "unchecked (relaxed accumulation)";
+  case Bound::Kind::RelaxedAccumulation: {
+    char buf[160];
+    std::snprintf(
+        buf, sizeof buf,
+        "relaxed accumulation (%llu steps, %llu terms, sum |t| = %.6g): |d - r| <= %.3g%s",
+        static_cast<unsigned long long>(bound.steps), static_cast<unsigned long long>(bound.terms),
+        bound.abs_sum, bound.error, bound.narrowed ? " + 1 ulp" : "");
+    return buf;
+  }
   case Bound::Kind::SingleRounding:
     break;
   }
@@ -129,6 +142,35 @@ Bound single_rounding_bound(const ir::Kernel& kernel, const ir::NarrowingSite& s
   return b;
 }
 
+Bound relaxed_accumulation_bound(const interp::AccumulationRecord& record, ir::ScalarType stored,
+                                 uint64_t reference, const num::FloatControls& controls) {
+  Bound b;
+  b.kind = Bound::Kind::Unchecked;
+  const auto acc = float_format(record.type), t = float_format(stored);
+  if (!record.bounded || !acc || !t || record.terms == 0)
+    return b;
+  const double u = std::ldexp(1.0, -num::info(*acc).precision());
+  const double m = static_cast<double>(record.terms - 1 + record.depth);
+  const double sum = record.upper_abs_sum();
+  if (m * u >= 0.5 || !std::isfinite(sum))
+    return b;
+  constexpr double kSlack = 1 + 0x1p-50;
+  const double gamma = m * u / (1 - m * u);
+  double error = 2 * gamma * sum;
+  if (num::flushes(*acc, controls))
+    error += 2 * m * static_cast<double>(record.terms) * num::info(*acc).min_normal_value;
+  b.kind = Bound::Kind::RelaxedAccumulation;
+  b.error = error * kSlack;
+  b.exact = num::to_double(*t, reference);
+  b.steps = record.steps;
+  b.terms = record.terms;
+  b.abs_sum = record.abs_sum;
+  b.narrowed = num::info(*t).precision() < num::info(*acc).precision() ||
+               num::info(*t).emax < num::info(*acc).emax ||
+               num::info(*t).emin > num::info(*acc).emin;
+  return b;
+}
+
 bool accepts(const Bound& bound, ir::ScalarType type, uint64_t reference, uint64_t device,
              const num::FloatControls& controls) {
   if (same_bits(type, reference, device, controls))
@@ -138,6 +180,19 @@ bool accepts(const Bound& bound, ir::ScalarType type, uint64_t reference, uint64
     return false;
   case Bound::Kind::Unchecked:
     return true;
+  case Bound::Kind::RelaxedAccumulation: {
+    auto f = float_format(type);
+    if (!f)
+      return false;
+    const double r = num::to_double(*f, num::apply_flush(*f, reference, controls));
+    const double d = num::to_double(*f, num::apply_flush(*f, device, controls));
+    if (!std::isfinite(r) || !std::isfinite(d))
+      return false;
+    double allowed = bound.error;
+    if (bound.narrowed)
+      allowed += num::ulp_of(*f, std::max(std::fabs(r), std::fabs(d)));
+    return std::fabs(d - r) <= allowed;
+  }
   case Bound::Kind::SingleRounding:
     break;
   }

@@ -66,6 +66,12 @@ std::string bound_json(const Bound& b, ir::ScalarType type) {
     out << ", \"shape\": " << quote(ir::name(b.shape)) << ", \"lo\": " << value_json(type, b.lo)
         << ", \"hi\": " << value_json(type, b.hi) << ", \"error\": " << quote(e)
         << ", \"exact\": " << quote(x);
+  } else if (b.kind == Bound::Kind::RelaxedAccumulation) {
+    char e[32], s[32];
+    std::snprintf(e, sizeof e, "%.17g", b.error);
+    std::snprintf(s, sizeof s, "%.17g", b.abs_sum);
+    out << ", \"steps\": " << b.steps << ", \"terms\": " << b.terms << ", \"abs_sum\": " << quote(s)
+        << ", \"error\": " << quote(e) << ", \"narrowed\": " << (b.narrowed ? "true" : "false");
   }
   out << "}";
   return out.str();

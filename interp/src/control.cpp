@@ -1,6 +1,7 @@
 // Statements in lockstep: each statement runs once for all active lanes; if, while and for
 // narrow the mask, break/continue/return take lanes out of it until their loop (or the batch)
 // ends, and lanes stopped by an error leave every mask after the statement that stopped them.
+#include "accum.hpp"
 #include "exact.hpp"
 #include "exec.hpp"
 #include "slots.hpp"
@@ -89,6 +90,8 @@ void Exec::stmt(const CStmt& cs, LaneMask& m) {
   case ir::StmtKind::Assign:
     eval(cs.eval, m);
     drop_stopped(m);
+    if (cs.acc != ir::kNone)
+      acc_action(*this, cs, m);
     assign(s.local, p_.nodes[s.a].reg, m);
     return;
   case ir::StmtKind::Store: {
@@ -98,12 +101,16 @@ void Exec::stmt(const CStmt& cs, LaneMask& m) {
     if (shadow_.size() != records)
       attach_destinations(*this, cs, records);
     exec_store(*this, cs, m);
+    if (cs.acc != ir::kNone)
+      acc_action(*this, cs, m);
     return;
   }
   case ir::StmtKind::Atomic:
     eval(cs.eval, m);
     drop_stopped(m);
     exec_atomic(*this, cs, m);
+    if (cs.acc != ir::kNone)
+      acc_action(*this, cs, m);
     return;
   case ir::StmtKind::If:
     if_stmt(cs, m);

@@ -2,6 +2,7 @@
 // statements themselves are in control.cpp.
 #include "exec.hpp"
 
+#include "accum.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/printer.hpp"
 #include "slots.hpp"
@@ -111,6 +112,8 @@ std::optional<BatchError> Exec::run_batch(uint64_t first, uint32_t count) {
   stopped_lanes_ = 0;
   returned_.reset_empty(n_);
   error_.reset();
+  if (p_.accum)
+    acc_lanes_.assign(size_t{capacity_} * p_.accum->locals.size(), AccLane{});
   for (auto& s : shared_)
     std::memset(s.data(), 0, s.size());
   ++epoch_;

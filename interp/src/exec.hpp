@@ -32,6 +32,15 @@ struct BatchError {
   Error error;
 };
 
+// The bookkeeping of one accumulation local on one lane (shadow.hpp, AccumulationRecord).
+struct AccLane {
+  enum State : uint8_t { Undefined, Valid, Unbounded };
+  uint64_t steps = 0, terms = 0;
+  uint32_t depth = 0;
+  State state = Undefined;
+  double sum = 0;
+};
+
 enum class SharedAccess : uint8_t { Read, Write, Atomic };
 
 class Exec {
@@ -90,6 +99,9 @@ public:
   }
 
   std::vector<ShadowRecord>& shadow() { return shadow_; }
+  std::vector<AccumulationRecord>& accumulations() { return acc_records_; }
+  AccLane* acc_lanes() { return acc_lanes_.data(); } // lane * tracked locals + slot
+  std::vector<double>& acc_scratch() { return acc_scratch_; }
   bool stopped(uint32_t lane) const { return stopped_lanes_ && stopped_[lane]; }
 
 private:
@@ -164,6 +176,9 @@ private:
   std::vector<uint8_t> scratch_;                   // one byte per lane, for loop conditions
   std::optional<BatchError> error_;
   std::vector<ShadowRecord> shadow_;
+  std::vector<AccLane> acc_lanes_;
+  std::vector<AccumulationRecord> acc_records_;
+  std::vector<double> acc_scratch_;
 };
 
 // Statement actions that touch memory (memory.cpp).

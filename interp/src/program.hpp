@@ -42,7 +42,10 @@ struct CStmt {
   std::vector<uint32_t> bound; // For: b, evaluated before every iteration
   std::vector<uint32_t> step;  // For: c, evaluated after every iteration
   std::vector<CStmt> body, else_body;
+  uint32_t acc = ir::kNone; // the statement's AccPlan action (accum.hpp), if any
 };
+
+struct AccPlan;
 
 struct Program {
   const ir::Kernel* kernel = nullptr;
@@ -53,6 +56,8 @@ struct Program {
   uint32_t registers = 0;           // exprs + locals
   std::vector<CStmt> body;
   std::vector<std::shared_ptr<ExactSite>> sites; // shared_ptr: ExactSite is incomplete here
+  // Accumulation bookkeeping (accum.hpp): with Options::shadow, for kernels with accumulations.
+  std::shared_ptr<const AccPlan> accum;
   bool has_barrier = false;
   uint32_t wg_lanes = 1;
   // Workgroups per lockstep batch: 1 for kernels with barriers or shared memory.

@@ -58,6 +58,7 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
   std::mutex mutex;
   std::optional<BatchError> error;
   std::vector<std::vector<ShadowRecord>> records(options.shadow ? batches : 0);
+  std::vector<std::vector<AccumulationRecord>> accumulations(options.shadow ? batches : 0);
   auto work = [&](unsigned) {
     Exec exec(launch);
     for (;;) {
@@ -72,6 +73,9 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
       if (options.shadow)
         records[b] = std::move(exec.shadow());
       exec.shadow().clear();
+      if (options.shadow)
+        accumulations[b] = std::move(exec.accumulations());
+      exec.accumulations().clear();
       if (!e)
         continue;
       std::lock_guard lock(mutex);
@@ -99,6 +103,9 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
   for (auto& r : records)
     stats.shadow.insert(stats.shadow.end(), std::make_move_iterator(r.begin()),
                         std::make_move_iterator(r.end()));
+  for (auto& r : accumulations)
+    stats.accumulations.insert(stats.accumulations.end(), std::make_move_iterator(r.begin()),
+                               std::make_move_iterator(r.end()));
   stats.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return stats;

@@ -22,6 +22,21 @@
 // bounds the general rule for sums of products with at most one addend that is not a product, and
 // estimates it (to first order) otherwise: the interpreter records no per-node magnitudes from
 // which the general rule could be evaluated exactly.
+//
+// With relaxed accumulation, an element whose last accumulation record (interp shadow.hpp,
+// AccumulationRecord) is bounded gets the §5 bound: the reference and the device each summed the
+// same terms in some order, each within gamma_m * Sum|t_k| of the exact sum, so
+//
+//   |device - reference| <= 2 * gamma_m * S  (+ one ulp of the stored type, at the larger of the
+//                                             two values, when the store narrows)
+//
+// with u = 2^-p of the accumulation type, m = terms - 1 + depth (additions a term passes through
+// plus the multiplications inside it) and gamma_m = m*u / (1 - m*u); S = upper_abs_sum(), an upper
+// bound of the exact Sum|t_k| over the rounding of the interpreter's double bookkeeping. Where the
+// device flushes subnormals of the accumulation type, each of the m operations on a term may lose
+// up to one smallest normal more: 2 * m * terms * min_normal is added. The bound is computed in
+// double and inflated by 2^-50 relative so that its own rounding never shrinks it. An element
+// whose record is unbounded, whose Sum|t_k| is not finite or whose m*u >= 1/2 is unchecked.
 
 #include "halfway/interp/shadow.hpp"
 #include "halfway/ir/kernel.hpp"
@@ -35,9 +50,10 @@ namespace halfway::diff {
 
 struct Bound {
   enum class Kind : uint8_t {
-    BitExact,       // no opt-in covers this element
-    SingleRounding, // the §4 interval
-    Unchecked,      // relaxed accumulation holds and nothing bounds the element (see diff.hpp)
+    BitExact,            // no opt-in covers this element
+    SingleRounding,      // the §4 interval
+    Unchecked,           // relaxed accumulation holds and nothing bounds the element (see diff.hpp)
+    RelaxedAccumulation, // |device - reference| <= error (+ one ulp when `narrowed`)
   };
   Kind kind = Kind::BitExact;
   // SingleRounding: the interval's ends, bit patterns of the element type.
@@ -46,6 +62,11 @@ struct Bound {
   double exact = 0; // x, rounded to a double (for reports)
   ir::SiteShape shape = ir::SiteShape::NotRounded;
   ir::ExprId site = ir::kNone; // the narrowing convert node
+  // RelaxedAccumulation: the record's term count, accumulation steps and Sum|t_k| (error is the
+  // bound on |device - reference| before the narrowing ulp, exact the reference value).
+  uint64_t steps = 0, terms = 0;
+  double abs_sum = 0;
+  bool narrowed = false; // the store narrowed the accumulation type: one ulp more is accepted
 };
 
 std::string_view name(Bound::Kind kind);
@@ -61,8 +82,13 @@ Bound single_rounding_bound(const ir::Kernel& kernel, const ir::NarrowingSite& s
                             const interp::ShadowRecord& record, uint64_t reference,
                             const num::FloatControls& controls);
 
+// The §5 bound for an element of type `stored` whose last accumulation record is `record`;
+// Unchecked when the record does not bound it (see above).
+Bound relaxed_accumulation_bound(const interp::AccumulationRecord& record, ir::ScalarType stored,
+                                 uint64_t reference, const num::FloatControls& controls);
+
 // Whether `device` is acceptable for `reference` under `bound` (BitExact: same_bits; Unchecked:
-// always).
+// always; RelaxedAccumulation: both finite numbers within the bound, after flushing).
 bool accepts(const Bound& bound, ir::ScalarType type, uint64_t reference, uint64_t device,
              const num::FloatControls& controls);
 

@@ -8,9 +8,14 @@
 //  - within the §4 bound (bound.hpp) where the budget holds single rounding, for each element
 //    that an unbarriered narrowing site stored directly (the interpreter's shadow record names the
 //    destination). Every other element is still compared bit for bit.
-//  - under relaxed accumulation, elements of a kernel with loop-carried accumulations that differ
-//    are counted as unchecked: the interpreter records no per-accumulation term count or sum of
-//    |terms| from which the §5 bound gamma_n * sum |t_k| could be evaluated. The report says so.
+//  - under relaxed accumulation (a kernel with loop-carried accumulations, ir::accumulations), an
+//    element that differs and whose final value a store of an accumulation local wrote (the
+//    interpreter's AccumulationRecord names the destination, the term count and sum |t_k|) must
+//    be within the §5 bound (bound.hpp): |device - reference| <= 2 * gamma_m * sum |t_k|, plus one
+//    ulp of the stored type when the store narrows. An element that differs and has no bounded
+//    record (stored from further arithmetic on the sum, overwritten by another store, a sum
+//    seeded from another accumulation) is counted as unchecked, with a note: nothing the
+//    interpreter records bounds it, and it is neither passed nor failed.
 //
 // Usage:
 //     diff::Report r = diff::run(kernel, device, grid, args);
@@ -21,8 +26,10 @@
 // parameters; the inputs are the read and read_write parameters as given.
 //
 // Cost: two launches, three copies of the buffers, and when single rounding holds one shadow
-// record (about 80 bytes) per narrowing evaluation plus a word per output element; bounds are
-// computed (with MPFR) only for elements that differ.
+// record (about 80 bytes) per narrowing evaluation plus a word per output element; under relaxed
+// accumulation one accumulation record (about 80 bytes) per lane per store of an accumulation
+// local, and per-lane bookkeeping in the reference run; bounds are computed (with MPFR for
+// single rounding) only for elements that differ.
 //
 // Errors: a kernel the interpreter rejects (out of bounds, a data race, ...) or a device launch
 // that fails throws the halfway::Error unchanged; a comparison never throws on what it finds.

@@ -41,9 +41,10 @@ struct BufferReport {
   ir::ScalarType type = ir::ScalarType::F32;
   uint64_t size = 0;
   uint64_t exact = 0;        // identical under the comparison rules of compare.hpp
-  uint64_t within_bound = 0; // different, and inside the element's §4 bound
+  uint64_t within_bound = 0; // different, and inside the element's §4 or §5 bound
   uint64_t violations = 0;
-  uint64_t unchecked = 0; // different, under relaxed accumulation, with nothing to bound them
+  // Different, under relaxed accumulation, with no bounded accumulation record (diff.hpp).
+  uint64_t unchecked = 0;
   // The largest distance(reference, device) over the elements where both are numbers (or both
   // NaN), within-bound and unchecked ones included: in ulps of the element type for floats.
   uint64_t max_ulps = 0;
@@ -78,7 +79,9 @@ std::string to_text(const Report& report);
 //               "first_violations": [{"index", "inputs": [{"name", "type", "scalar", "bits",
 //                                     "value"}], "reference": {"bits", "value"},
 //                                     "device": {"bits", "value"}, "ulps",
-//                                     "bound": {"kind", ... "lo", "hi", "error", "shape"}}]}],
+//                                     "bound": {"kind", ... "lo", "hi", "error", "shape";
+//                                               or "steps", "terms", "abs_sum", "error",
+//                                               "narrowed"}}]}],
 //  "notes": [...]}
 // Bit patterns and values are strings ("0x3c00", "1", "nan", "-inf") so that every value
 // survives a JSON parser; a violation's ulps is null for a NaN against a number; a reason is

@@ -76,7 +76,8 @@ struct Options {
   // not change what the interpreter computes; it only matters when comparing.
   num::FloatControls controls{};
   NarrowingModel narrowing = NarrowingModel::TwoStep;
-  // Record a ShadowRecord for every evaluation of every narrowing site (96 bytes each).
+  // Record a ShadowRecord for every evaluation of every narrowing site (96 bytes each), and an
+  // AccumulationRecord for every store of an accumulation local (shadow.hpp).
   bool shadow = false;
 };
 
@@ -89,6 +90,9 @@ struct Stats {
   // them (also in parallel mode): by batch of workgroups, then statement by statement, then lane
   // by lane. Sort by (global_lane, ...) if another order is needed.
   std::vector<ShadowRecord> shadow;
+  // With Options::shadow: one record per lane per store of an accumulation local (and per store
+  // that overwrites an element such stores target), in the same order as `shadow`.
+  std::vector<AccumulationRecord> accumulations;
 };
 
 // Runs `kernel` over `grid` with one Arg per parameter. Throws halfway::Error (see above); on a

@@ -54,4 +54,48 @@ struct ShadowRecord {
   double product_sum = 0;
 };
 
+// Relaxed accumulation (specs/f16-narrowing-barrier.md §5). An accumulation local is a float local
+// assigned by one of ir::accumulations(kernel) (`acc = acc + e`, `acc = e + acc`, `acc = acc - e`,
+// `acc = fma(a, b, acc)` in a loop). With Options::shadow the interpreter keeps, per lane and per
+// accumulation local, the bookkeeping of the sum the local holds since its last plain definition
+// (a `let` or an assignment that is not an accumulation step; its value is the sum's initial term):
+//  - steps: the accumulation statements executed;
+//  - terms: the number of terms t_k summed: 1 for the initial value, plus for each step the
+//    monomials of its term e (the products and leaves e is a sum of: e = a*b is one term,
+//    e = a*b + c*d two; a leaf of e is any node that is not a float add, sub, mul, fma or neg);
+//  - depth: the most multiplications in one monomial (1 for a dot product, 0 for a plain sum);
+//  - abs_sum: Sum |t_k|, the monomials evaluated as products of the |values| of their leaves.
+//    Computed in double, every operation rounded to nearest: each of the at most
+//    terms + depth operations on a monomial's path has relative error <= 2^-53 on non-negative
+//    values, so the exact sum is at most abs_sum * (1 + gamma) with
+//    gamma = m * 2^-53 / (1 - m * 2^-53), m = terms + depth, plus terms * 2^-1074 where double
+//    products underflow (upper_abs_sum() below). +inf or NaN when a leaf is not finite.
+// A store whose value is such a local, or a float conversion of it (`y[row] = acc`,
+// `y16[row] = narrow<f16>(acc)`), makes one AccumulationRecord per active lane. The bookkeeping
+// becomes unbounded (bounded == false on the records) when a lane's sum is defined from, or a
+// step's term reads, an accumulation local (the error of one sum would flow into another), or
+// when an atomic writes the local. Every other store or atomic to a buffer or shared array that
+// some accumulation store targets makes a record with bounded == false for its element, so that
+// the last record of an element always describes its final value. Values that reach the sum
+// through other locals are taken as given.
+struct AccumulationRecord {
+  uint32_t local = ir::kNone;                // the accumulation local (ir::kNone: another store)
+  uint64_t workgroup = 0;                    // linear workgroup id
+  uint32_t lane = 0;                         // local invocation index inside the workgroup
+  uint64_t global_lane = 0;                  // workgroup * workgroup lanes + lane
+  Destination destination;                   // the element the store wrote
+  ir::ScalarType type = ir::ScalarType::F32; // the accumulation local's type
+  bool bounded = false;                      // the fields below describe the stored value
+  uint64_t steps = 0;                        // n: accumulation steps
+  uint64_t terms = 0;                        // terms summed, the initial value included
+  uint32_t depth = 0;                        // most multiplications in one term
+  double abs_sum = 0;                        // Sum |t_k| as computed (see above)
+
+  // An upper bound of the exact Sum |t_k|, accounting for the rounding of abs_sum.
+  double upper_abs_sum() const {
+    const double m = static_cast<double>(terms + depth + 1) * 0x1p-53;
+    return abs_sum * (1 + m / (1 - m)) * (1 + 0x1p-52) + static_cast<double>(terms) * 0x1p-1074;
+  }
+};
+
 } // namespace halfway::interp
