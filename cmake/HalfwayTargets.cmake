@@ -9,9 +9,10 @@ function(halfway_flags target)
     target_compile_options(${target} PRIVATE -march=native)
   endif()
   if(HALFWAY_SANITIZE)
-    # GCC 12's -Warray-bounds misfires on sanitizer-instrumented code (interp's pack).
+    # GCC 12 -Warray-bounds and -Wmaybe-uninitialized misfire on sanitizer-instrumented code.
     target_compile_options(${target} PRIVATE -fsanitize=${HALFWAY_SANITIZE} -fno-omit-frame-pointer
-                                             -fno-sanitize-recover=all -Wno-error=array-bounds)
+                                             -fno-sanitize-recover=all -Wno-error=array-bounds
+                                             -Wno-error=maybe-uninitialized)
     target_link_options(${target} PRIVATE -fsanitize=${HALFWAY_SANITIZE})
   endif()
 endfunction()

@@ -4,7 +4,7 @@
 
 #include <cstring>
 #include <fstream>
-#include <regex>
+#include <cctype>
 #include <sstream>
 
 namespace halfway::cli {
@@ -109,20 +109,36 @@ rt::HostBuffer load_npy(const std::string& path, ir::ScalarType type) {
   if (header_start + header_len > bytes.size())
     bad(path, "truncated .npy header");
   std::string header = bytes.substr(header_start, header_len);
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr'\\s*:\\s*'([^']*)'")))
-    bad(path, ".npy header has no descr");
-  std::string descr = m[1];
-  if (std::regex_search(header, std::regex("'fortran_order'\\s*:\\s*True")))
+  // The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (n,), }
+  auto value_of = [&](const std::string& key) -> std::string {
+    auto k = header.find("'" + key + "'");
+    if (k == std::string::npos) bad(path, ".npy header has no " + key);
+    auto colon = header.find(':', k);
+    if (colon == std::string::npos) bad(path, ".npy header is malformed near " + key);
+    auto v = header.find_first_not_of(" ", colon + 1);
+    return v == std::string::npos ? std::string() : header.substr(v);
+  };
+  std::string descr_field = value_of("descr");
+  if (descr_field.empty() || descr_field[0] != '\'' || descr_field.find('\'', 1) == std::string::npos)
+    bad(path, ".npy header has a malformed descr");
+  std::string descr = descr_field.substr(1, descr_field.find('\'', 1) - 1);
+  if (value_of("fortran_order").rfind("True", 0) == 0)
     bad(path, "Fortran-ordered arrays are not supported; save with np.ascontiguousarray");
-  if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
-    bad(path, ".npy header has no shape");
+  std::string shape = value_of("shape");
+  if (shape.empty() || shape[0] != '(' || shape.find(')') == std::string::npos)
+    bad(path, ".npy header has a malformed shape");
+  shape = shape.substr(1, shape.find(')') - 1);
   size_t count = 1;
-  std::string dims = m[1];
-  std::regex num("[0-9]+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator();
-       ++it)
-    count *= std::stoull(it->str());
+  for (size_t i = 0; i < shape.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(shape[i]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < shape.size() && std::isdigit(static_cast<unsigned char>(shape[j]))) ++j;
+    count *= std::stoull(shape.substr(i, j - i));
+    i = j;
+  }
   if (!npy_accepts(descr, type))
     bad(path, "dtype " + descr + " does not match the buffer's element type " +
                   std::string(ir::name(type)) + " (expected " + npy_descr(type) + ")");

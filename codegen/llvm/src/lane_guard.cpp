@@ -69,6 +69,16 @@ std::optional<LaneGuard> match_lane_guard(const ir::Kernel& k, const Part& part,
   if (branch.kind != ir::StmtKind::If || !branch.else_body.empty())
     return std::nullopt;
   const ir::Expr& c = k.expr(branch.a);
+  if (c.op == ir::Op::Eq && !flat && k.expr(c.args[0]).type == ir::ScalarType::U32) {
+    // local_id(0) == 0, either way round
+    for (int side = 0; side < 2; ++side) {
+      const ir::Expr& lane = k.expr(resolve(k, c.args[side], s));
+      const ir::Expr& zero = k.expr(resolve(k, c.args[1 - side], s));
+      if (lane.op == ir::Op::LocalId && lane.imm == 0 && zero.op == ir::Op::Const && zero.imm == 0)
+        return LaneGuard{&branch, ir::kNone, false, true};
+    }
+    return std::nullopt;
+  }
   if (c.op != ir::Op::Lt || k.expr(c.args[0]).type != ir::ScalarType::U32)
     return std::nullopt;
   const ir::Expr& lane = k.expr(resolve(k, c.args[0], s));

@@ -15,6 +15,8 @@ struct LaneGuard {
   const ir::Stmt* branch = nullptr; // the if: its body is what the lanes run
   ir::ExprId bound = ir::kNone;     // n, a u32
   bool global = false;              // compares global_id(0) (flat mode), not local_id(0)
+  // `if (local_id(0) == 0)` (bound kNone): the lanes with local_id(0) = 0 only, as [0, 1).
+  bool first = false;
 };
 
 // `flat`: the part runs in flat mode, where the lane coordinate is global_id(0).

@@ -55,7 +55,7 @@ void Lowering::emit_lanes(const Part& part, bool last) {
   if (guard) {
     set_uniform_lane();
     begin_statement();
-    llvm::Value* bound = expr(guard->bound).v;
+    llvm::Value* bound = guard->first ? i32(1) : expr(guard->bound).v;
     if (flat_) {
       t_end =
           b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, flat_end_,
@@ -65,6 +65,14 @@ void Lowering::emit_lanes(const Part& part, bool last) {
     } else {
       x_end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x_end, bound);
       guard_range(i32(0), x_end);
+    }
+  }
+  if (!guard && !flat_) {
+    if (unsigned factor = jam_factor(part); factor > 1) {
+      emit_lanes_jammed(part, factor);
+      in_lanes_ = false;
+      lane_done_ = nullptr;
+      return;
     }
   }
   if (flat_) {
@@ -125,6 +133,179 @@ void Lowering::emit_lanes(const Part& part, bool last) {
   }
   if (part_escapes_)
     emit_escape_dispatch();
+}
+
+// Lanes in step (unroll and jam of the lane loop). A part that is a for loop with the same
+// bounds in every lane, between straight-line statements, the loop's body straight-line code
+// without stores, is a chain of dependent operations per lane (a strict sum: each add waits for
+// the previous one) that LLVM cannot vectorise across the loop, and the out-of-order core
+// overlaps only a few lanes' chains. Running `factor` consecutive lanes' bodies in one loop gives
+// it that many independent chains. Each lane's operations and their order are unchanged; only
+// the interleaving of different lanes' loads with each other moves, and the stores after the
+// loop still run lane by lane. Relaxed accumulations are left alone: the vectoriser already
+// widens their loop, and its shape decides their rounding.
+unsigned Lowering::jam_factor(const Part& part) {
+  if (options_.check_bounds || k_.workgroup[1] != 1 || k_.workgroup[2] != 1)
+    return 1;
+  unsigned x = k_.workgroup[0];
+  unsigned factor = x % 8 == 0 ? 8 : x % 4 == 0 ? 4 : x % 2 == 0 ? 2 : 1;
+  if (factor == 1)
+    return 1;
+  const ir::Stmt* loop = nullptr;
+  bool after = false;
+  auto local_ok = [&](uint32_t l) {
+    return storage_[l] == LocalStorage::Remat || storage_[l] == LocalStorage::LaneScalar ||
+           storage_[l] == LocalStorage::PerLane;
+  };
+  auto simple = [&](const ir::Stmt& s, bool stores) {
+    switch (s.kind) {
+    case ir::StmtKind::Let:
+    case ir::StmtKind::Assign:
+      if (!local_ok(s.local))
+        return false;
+      return s.kind == ir::StmtKind::Let ||
+             !plan_.accumulations.count({s.local, s.a});
+    case ir::StmtKind::Store:
+      return stores;
+    default:
+      return false;
+    }
+  };
+  for (const ir::Stmt* s : part.stmts) {
+    if (s->kind == ir::StmtKind::For && !loop) {
+      loop = s;
+      after = true;
+      continue;
+    }
+    if (!simple(*s, after))
+      return 1;
+  }
+  if (!loop || storage_[loop->local] != LocalStorage::LaneScalar)
+    return 1;
+  // The loop variable is one slot for all lanes in step: nothing else may set it.
+  for (const ir::Stmt* s : part.stmts)
+    if (s != loop && s->local == loop->local)
+      return 1;
+  for (const ir::Stmt& s : loop->body)
+    if (!simple(s, false) || s.local == loop->local)
+      return 1;
+  // The bounds: the same in every lane.
+  auto uniform = [&](auto& self, ir::ExprId id, int depth) -> bool {
+    if (depth > 32)
+      return false;
+    const ir::Expr& e = k_.expr(id);
+    switch (e.op) {
+    case ir::Op::Const:
+    case ir::Op::ParamGet:
+    case ir::Op::GroupId:
+    case ir::Op::GroupSize:
+    case ir::Op::NumGroups:
+    case ir::Op::BufferLen:
+      return true;
+    case ir::Op::LocalGet:
+      if (storage_[e.ref] == LocalStorage::Workgroup)
+        return true;
+      return storage_[e.ref] == LocalStorage::Remat && self(self, remat_[e.ref], depth + 1);
+    case ir::Op::Add:
+    case ir::Op::Sub:
+    case ir::Op::Mul:
+    case ir::Op::And:
+    case ir::Op::Or:
+    case ir::Op::Xor:
+    case ir::Op::Min:
+    case ir::Op::Max:
+      return !ir::is_float(e.type) && self(self, e.args[0], depth + 1) &&
+             self(self, e.args[1], depth + 1);
+    default:
+      return false;
+    }
+  };
+  if (!uniform(uniform, loop->a, 0) || !uniform(uniform, loop->b, 0) ||
+      !uniform(uniform, loop->c, 0))
+    return 1;
+  return factor;
+}
+
+void Lowering::emit_lanes_jammed(const Part& part, unsigned factor) {
+  const ir::Stmt* loop = nullptr;
+  std::vector<const ir::Stmt*> before, after;
+  for (const ir::Stmt* s : part.stmts) {
+    if (!loop && s->kind == ir::StmtKind::For)
+      loop = s;
+    else
+      (loop ? after : before).push_back(s);
+  }
+  // Lane k's scalars: their own slots, but one loop variable for all.
+  std::vector<std::vector<llvm::Value*>> slots(factor, local_slot_);
+  for (unsigned k = 1; k < factor; ++k)
+    for (uint32_t l = 0; l < k_.locals.size(); ++l)
+      if (storage_[l] == LocalStorage::LaneScalar && l != loop->local)
+        slots[k][l] = entry_alloca(value_type(k_.locals[l].type), k_.locals[l].name.c_str());
+  std::vector<llvm::Value*> saved = local_slot_;
+
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = block("lane.x");
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* first = b_.CreatePHI(b_.getInt32Ty(), 2, "x");
+  first->addIncoming(i32(0), pre);
+  std::vector<llvm::Value*> lanes(factor);
+  for (unsigned k = 0; k < factor; ++k)
+    lanes[k] = k == 0 ? first : b_.CreateAdd(first, i32(k), "lane");
+  auto enter = [&](unsigned k) {
+    lane_ = lanes[k];
+    lid_ = {lanes[k], i32(0), i32(0)};
+    local_slot_ = slots[k];
+  };
+  lane_done_ = block("lane.done");
+  for (unsigned k = 0; k < factor; ++k) {
+    enter(k);
+    for (const ir::Stmt* s : before)
+      lane_stmt(*s);
+  }
+  enter(0);
+  ir::ScalarType t = k_.locals[loop->local].type;
+  llvm::Type* ty = value_type(t);
+  begin_statement();
+  store_local(loop->local, expr(loop->a));
+  llvm::BasicBlock* for_header = block("for");
+  llvm::BasicBlock* body = block("for.body");
+  llvm::BasicBlock* step = block("for.step");
+  llvm::BasicBlock* exit = block("for.end");
+  b_.CreateBr(for_header);
+  b_.SetInsertPoint(for_header);
+  begin_statement();
+  llvm::Value* v = b_.CreateLoad(ty, local_ptr(loop->local));
+  llvm::Value* end = expr(loop->b).v;
+  bool is_signed = ir::info(t).is_signed;
+  b_.CreateCondBr(is_signed ? b_.CreateICmpSLT(v, end) : b_.CreateICmpULT(v, end), body, exit);
+  b_.SetInsertPoint(body);
+  for (unsigned k = 0; k < factor; ++k) {
+    enter(k);
+    lane_block(loop->body);
+  }
+  b_.CreateBr(step);
+  b_.SetInsertPoint(step);
+  enter(0);
+  begin_statement();
+  llvm::Value* cur = b_.CreateLoad(ty, local_ptr(loop->local));
+  b_.CreateStore(b_.CreateAdd(cur, expr(loop->c).v), local_ptr(loop->local));
+  b_.CreateBr(for_header);
+  b_.SetInsertPoint(exit);
+  for (unsigned k = 0; k < factor; ++k) {
+    enter(k);
+    for (const ir::Stmt* s : after)
+      lane_stmt(*s);
+  }
+  b_.CreateBr(lane_done_);
+  b_.SetInsertPoint(lane_done_);
+  local_slot_ = saved;
+  llvm::Value* next = b_.CreateAdd(first, i32(factor));
+  first->addIncoming(next, b_.GetInsertBlock());
+  llvm::BasicBlock* done = block("lanes.exit");
+  auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, i32(k_.workgroup[0])), header, done);
+  br->setMetadata(llvm::LLVMContext::MD_loop, lane_loop_metadata(part));
+  b_.SetInsertPoint(done);
 }
 
 // Metadata that keeps LLVM from unrolling a loop of the kernel's structure (the loop over

@@ -153,7 +153,21 @@ void Lowering::lane_for(const ir::Stmt& s) {
   begin_statement();
   llvm::Value* cur = b_.CreateLoad(ty, local_ptr(s.local));
   b_.CreateStore(b_.CreateAdd(cur, expr(s.c).v), local_ptr(s.local));
-  b_.CreateBr(header);
+  llvm::BranchInst* back = b_.CreateBr(header);
+  // A loop with a relaxed accumulation is the vectoriser's (its shape, VF x interleave, decides
+  // the rounding; this metadata leaves it unchanged). What remains of it afterwards is the
+  // scalar remainder of fewer iterations than one vector step, which runtime unrolling
+  // multiplied eightfold with its own remainder loop: more compile time for nothing.
+  for (const ir::Stmt& st : s.body)
+    if (st.kind == ir::StmtKind::Assign && plan_.accumulations.count({st.local, st.a})) {
+      llvm::Metadata* ops[] = {
+          nullptr, llvm::MDNode::get(
+                       ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.runtime.disable")})};
+      llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, ops);
+      md->replaceOperandWith(0, md);
+      back->setMetadata(llvm::LLVMContext::MD_loop, md);
+      break;
+    }
   b_.SetInsertPoint(exit);
 }
 

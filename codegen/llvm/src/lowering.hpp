@@ -40,6 +40,8 @@ private:
   void emit_group_prologue();
   void emit_parts(const std::vector<Part>& parts, bool top_level);
   void emit_lanes(const Part& part, bool last);
+  unsigned jam_factor(const Part& part);
+  void emit_lanes_jammed(const Part& part, unsigned factor);
   void emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Value* gx0, llvm::Value* gy0,
                         llvm::Value* gz0, llvm::BasicBlock* setup, llvm::BasicBlock* done);
   void emit_uniform_stmt(const Part& part);

@@ -8,6 +8,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 #include <memory>
+#include <string>
 
 namespace halfway::codegen {
 
@@ -18,10 +19,22 @@ void optimize_module(llvm::Module& module, const HostTarget& target) {
     throw Error(ErrorKind::Device, "LLVM has no target for " + target.triple + ": " + error);
   // TargetOptions' defaults are what halfway needs: AllowFPOpFusion = Standard fuses only what
   // carries `contract`, and no unsafe-math options are set.
-  llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> machine(
-      t->createTargetMachine(target.triple, target.cpu, target.features, options, llvm::Reloc::PIC_,
-                             std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  // One TargetMachine per thread and target, kept: creating it was a measurable part of a
+  // small kernel's compile. It is not shared between threads (its subtargets are cached lazily).
+  struct Cached {
+    std::string key;
+    std::unique_ptr<llvm::TargetMachine> machine;
+  };
+  thread_local Cached cached;
+  std::string key = target.triple + '\n' + target.cpu + '\n' + target.features;
+  if (!cached.machine || cached.key != key) {
+    llvm::TargetOptions options;
+    cached.machine.reset(t->createTargetMachine(target.triple, target.cpu, target.features,
+                                                options, llvm::Reloc::PIC_, std::nullopt,
+                                                llvm::CodeGenOptLevel::Aggressive));
+    cached.key = std::move(key);
+  }
+  llvm::TargetMachine* machine = cached.machine.get();
   module.setDataLayout(machine->createDataLayout());
   module.setTargetTriple(target.triple);
 
@@ -29,7 +42,7 @@ void optimize_module(llvm::Module& module, const HostTarget& target) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(machine.get());
+  llvm::PassBuilder pb(machine);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
