@@ -237,14 +237,7 @@ llvm::Function* Lowering::emit_groups_function() {
   b_.CreateCondBr(b_.CreateICmpULT(begin, end), header, done);
 
   b_.SetInsertPoint(header);
-  llvm::PHINode* g = b_.CreatePHI(b_.getInt64Ty(), 2, "g");
-  llvm::PHINode* gx = b_.CreatePHI(b_.getInt32Ty(), 2, "gx");
-  llvm::PHINode* gy = b_.CreatePHI(b_.getInt32Ty(), 2, "gy");
-  llvm::PHINode* gz = b_.CreatePHI(b_.getInt32Ty(), 2, "gz");
-  g->addIncoming(begin, setup);
-  gx->addIncoming(gx0, setup);
-  gy->addIncoming(gy0, setup);
-  gz->addIncoming(gz0, setup);
+  auto [g, gx, gy, gz] = group_phis(begin, gx0, gy0, gz0, setup);
   group_linear_ = g;
   group_id_ = {gx, gy, gz};
   for (int d = 0; d < 3; ++d)
@@ -271,6 +264,20 @@ llvm::Function* Lowering::emit_groups_function() {
   return fn_;
 }
 
+// The loop-carried linear group id and (x, y, z) group coordinates of a loop over workgroups.
+std::array<llvm::PHINode*, 4> Lowering::group_phis(llvm::Value* begin, llvm::Value* gx0,
+                                                   llvm::Value* gy0, llvm::Value* gz0,
+                                                   llvm::BasicBlock* setup) {
+  std::array<llvm::PHINode*, 4> p{
+      b_.CreatePHI(b_.getInt64Ty(), 2, "g"), b_.CreatePHI(b_.getInt32Ty(), 2, "gx"),
+      b_.CreatePHI(b_.getInt32Ty(), 2, "gy"), b_.CreatePHI(b_.getInt32Ty(), 2, "gz")};
+  p[0]->addIncoming(begin, setup);
+  p[1]->addIncoming(gx0, setup);
+  p[2]->addIncoming(gy0, setup);
+  p[3]->addIncoming(gz0, setup);
+  return p;
+}
+
 void Lowering::emit_group_prologue() {
   if (shared_bytes_ > 0)
     b_.CreateMemSet(shared_base_, b_.getInt8(0), shared_bytes_, llvm::MaybeAlign(64));
@@ -286,14 +293,7 @@ void Lowering::emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Valu
   llvm::BasicBlock* row = block("row");
   b_.CreateCondBr(b_.CreateICmpULT(begin, end), row, done);
   b_.SetInsertPoint(row);
-  llvm::PHINode* g = b_.CreatePHI(b_.getInt64Ty(), 2, "g");
-  llvm::PHINode* gx = b_.CreatePHI(b_.getInt32Ty(), 2, "gx");
-  llvm::PHINode* gy = b_.CreatePHI(b_.getInt32Ty(), 2, "gy");
-  llvm::PHINode* gz = b_.CreatePHI(b_.getInt32Ty(), 2, "gz");
-  g->addIncoming(begin, setup);
-  gx->addIncoming(gx0, setup);
-  gy->addIncoming(gy0, setup);
-  gz->addIncoming(gz0, setup);
+  auto [g, gx, gy, gz] = group_phis(begin, gx0, gy0, gz0, setup);
   llvm::Value* gx64 = b_.CreateZExt(gx, b_.getInt64Ty());
   llvm::Value* row_left = b_.CreateSub(b_.CreateZExt(num_groups_[0], b_.getInt64Ty()), gx64);
   llvm::Value* count =

@@ -38,6 +38,8 @@ private:
   llvm::Function* emit_groups_function();
   void emit_entry(const std::string& name, llvm::Function* groups);
   void emit_group_prologue();
+  std::array<llvm::PHINode*, 4> group_phis(llvm::Value* begin, llvm::Value* gx0, llvm::Value* gy0,
+                                           llvm::Value* gz0, llvm::BasicBlock* setup);
   void emit_parts(const std::vector<Part>& parts, bool top_level);
   void emit_lanes(const Part& part, bool last);
   unsigned jam_factor(const Part& part);
