@@ -26,6 +26,14 @@ const char* error_kind_name(ErrorKind kind) {
     return "device error";
   case ErrorKind::Usage:
     return "usage error";
+  case ErrorKind::Limit:
+    return "device limit exceeded";
+  case ErrorKind::Timeout:
+    return "timeout";
+  case ErrorKind::Interrupted:
+    return "interrupted";
+  case ErrorKind::Io:
+    return "i/o error";
   case ErrorKind::Internal:
     return "internal error";
   }

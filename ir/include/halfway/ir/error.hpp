@@ -21,7 +21,11 @@ enum class ErrorKind {
   Unsupported,   // a backend cannot express a construct, or a device lacks a feature
   Device,        // device loss, out of memory, no device
   Usage,         // bad arguments: sizes, types, unknown names, missing files
-  Internal,      // a bug in halfway itself
+  Limit,       // a device limit exceeded: shared bytes, workgroup size, group counts, buffer sizes
+  Timeout,     // a launch ran past its deadline (LaunchOptions::timeout)
+  Interrupted, // a launch was cancelled (Ctrl-C, or the caller's cancel flag)
+  Io,          // a file could not be read or written (errno and path in the message)
+  Internal,    // a bug in halfway itself
 };
 
 const char* error_kind_name(ErrorKind kind);

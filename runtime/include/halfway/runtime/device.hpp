@@ -12,6 +12,7 @@
 #include "halfway/numerics/float_controls.hpp"
 #include "halfway/policy/budget.hpp"
 #include "halfway/runtime/buffer.hpp"
+#include "halfway/runtime/cancel.hpp"
 
 #include <memory>
 #include <string>
@@ -24,9 +25,19 @@ class Registry;
 namespace halfway::rt {
 
 struct LaunchOptions {
-  bool check_bounds = false;  // report out-of-bounds accesses (the interpreter always does)
+  // The checks that are not free (the interpreter always makes them): integer division by zero
+  // and shift overflow on the CPU device. Out-of-bounds accesses are an error on every device
+  // whatever this says.
+  bool check_bounds = false;
   bool deterministic = false; // one thread, workgroups in order: for reproducing a failure
   unsigned threads = 0;       // 0: all cores
+  // Wall-clock limit of the launch (0: none). Past it the launch ends with ErrorKind::Timeout.
+  std::chrono::milliseconds timeout{0};
+  // Raised by another thread or a signal handler to end the launch with ErrorKind::Interrupted.
+  const std::atomic<bool>* cancel = nullptr;
+
+  // The Cancel of a launch starting now.
+  Cancel make_cancel() const;
 };
 
 struct LaunchResult {
