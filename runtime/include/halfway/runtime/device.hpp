@@ -15,6 +15,7 @@
 #include "halfway/runtime/cancel.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,10 +55,26 @@ struct DeviceInfo {
   std::string description; // multi-line: features, float controls, limits
   num::FloatControls controls;
   std::array<uint64_t, 3> max_groups{0xffffffffull, 0xffffffffull, 0xffffffffull};
+  // Limits checked before every launch (check_limits): bytes of shared memory per workgroup,
+  // workgroup size per dimension and in total, and bytes of one buffer binding.
+  uint64_t max_shared_bytes = uint64_t{1} << 30;
+  std::array<uint32_t, 3> max_workgroup_size{1024, 1024, 64};
+  uint32_t max_workgroup_invocations = 1024;
+  uint64_t max_buffer_bytes = ~uint64_t{0};
   // Whether this device may fuse an unbarriered multiply(-add) into a narrowing (so single
   // rounding is observable on it). Lavapipe never fuses; the CPU JIT does under `contract`.
   bool may_fuse = false;
 };
+
+// Throws ErrorKind::Limit, naming the kernel, the limit and the device, when the kernel's shared
+// memory, its workgroup size, the grid or a buffer argument exceeds what `device` allows. Sizes
+// are summed with checked arithmetic. Every device calls it at the start of launch().
+void check_limits(const ir::Kernel& k, const Grid& grid, std::span<const Arg> args,
+                  const DeviceInfo& device);
+
+// The bytes of shared memory `k` declares, each array starting at its element's alignment;
+// nullopt when the sum does not fit 64 bits.
+std::optional<uint64_t> shared_bytes(const ir::Kernel& k);
 
 class Device {
 public:
