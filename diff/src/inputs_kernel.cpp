@@ -68,7 +68,15 @@ KernelInputs make_inputs(const ir::Kernel& k, size_t n, Kind kind, uint64_t seed
     const ir::Param& param = k.params[p];
     if (!param.is_buffer()) {
       auto it = scalars.find(param.name);
-      in.args.push_back(rt::Arg::bits(it == scalars.end() ? 0 : it->second));
+      uint64_t bits = 0;
+      if (it != scalars.end()) {
+        bits = it->second;
+      } else if (ir::info(param.type).is_float) {
+        rt::HostBuffer one(param.type, 1);
+        fill_random(one, seed + 0x9e3779b97f4a7c15ull * (p + 1));
+        bits = one.get_bits(0);
+      }
+      in.args.push_back(rt::Arg::bits(bits));
       continue;
     }
     rt::HostBuffer& b = in.buffers.emplace_back(param.type, n);

@@ -107,7 +107,12 @@ std::string to_json(const Report& r) {
       << ", \"flush_f32\": " << (r.controls.flush_f32 ? "true" : "false")
       << ", \"flush_f64\": " << (r.controls.flush_f64 ? "true" : "false")
       << ", \"preserve_signed_zero_inf_nan\": "
-      << (r.controls.preserve_signed_zero_inf_nan ? "true" : "false") << "}, \"buffers\": [";
+      << (r.controls.preserve_signed_zero_inf_nan ? "true" : "false") << "}, \"inconclusive\": [";
+  for (size_t i = 0; i < r.inconclusive.size(); ++i)
+    out << (i ? ", " : "") << "{\"buffer\": " << quote(r.inconclusive[i].buffer)
+        << ", \"reason\": " << quote(r.inconclusive[i].reason) << "}";
+  out << "], \"inconclusive_accepted\": " << (r.inconclusive_accepted ? "true" : "false")
+      << ", \"buffers\": [";
   for (size_t i = 0; i < r.buffers.size(); ++i) {
     const BufferReport& b = r.buffers[i];
     out << (i ? ", " : "") << "{\"name\": " << quote(b.name) << ", \"param\": " << b.param
@@ -115,6 +120,7 @@ std::string to_json(const Report& r) {
         << ", \"exact\": " << b.exact << ", \"within_bound\": " << b.within_bound
         << ", \"violations\": " << b.violations << ", \"unchecked\": " << b.unchecked
         << ", \"max_ulps\": " << b.max_ulps << ", \"nan_mismatches\": " << b.nan_mismatches
+        << ", \"reference_nan\": " << b.reference_nan << ", \"unchanged\": " << b.unchanged
         << ", \"first_violations\": [";
     for (size_t j = 0; j < b.first_violations.size(); ++j)
       out << (j ? ", " : "") << violation_json(b, b.first_violations[j]);

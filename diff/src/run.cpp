@@ -4,6 +4,7 @@
 #include "halfway/diff/diff.hpp"
 #include "halfway/interp/interp.hpp"
 #include "halfway/ir/narrowing.hpp"
+#include "halfway/numerics/formats.hpp"
 #include "halfway/policy/policy.hpp"
 
 #include <algorithm>
@@ -123,6 +124,23 @@ std::vector<InputValue> inputs_at(const ir::Kernel& k, std::span<const rt::Arg> 
   return out;
 }
 
+void judge_conclusive(const BufferReport& b, const Options& options,
+                      std::vector<Inconclusive>& out) {
+  auto add = [&](std::string reason) { out.push_back({b.name, std::move(reason)}); };
+  if (b.size == 0)
+    add("the buffer has no elements: nothing was compared");
+  else if (b.reference_nan == b.size)
+    add("every element of the reference is NaN, and a NaN matches any NaN");
+  else if (b.unchanged == b.size)
+    add("the reference left every element as it was before the launch, so equal results prove "
+        "nothing (was the grid too small, or a guard never true?)");
+  if (b.unchecked > options.max_unchecked)
+    add(std::to_string(b.unchecked) +
+        " elements differ and nothing bounds them (unchecked), over "
+        "the limit of " +
+        std::to_string(options.max_unchecked));
+}
+
 } // namespace
 
 uint64_t Report::violations() const {
@@ -199,6 +217,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     done[original] = true;
     const rt::HostBuffer& want = *reference.of.at(original);
     const rt::HostBuffer& got = *on_device.of.at(original);
+    const std::optional<num::Format> format = float_format(param.type);
 
     BufferReport b;
     b.name = param.name;
@@ -207,6 +226,10 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     b.size = want.size();
     for (uint64_t i = 0; i < b.size; ++i) {
       const uint64_t r = want.get_bits(i), d = got.get_bits(i);
+      if (r == original->get_bits(i))
+        ++b.unchanged;
+      if (format && num::is_nan(*format, r))
+        ++b.reference_nan;
       if (same_bits(b.type, r, d, report.controls)) {
         ++b.exact;
         continue;
@@ -240,8 +263,10 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
           b.first_violations.push_back({i, inputs_at(k, args, i), r, d, ulps, bound});
       }
     }
+    judge_conclusive(b, options, report.inconclusive);
     report.buffers.push_back(std::move(b));
   }
+  report.inconclusive_accepted = options.accept_inconclusive;
   return report;
 }
 

@@ -68,10 +68,19 @@ std::string to_text(const Report& r) {
   }
   for (const std::string& n : r.notes)
     out << "note: " << n << "\n";
-  if (r.ok())
+  for (const Inconclusive& i : r.inconclusive)
+    out << "inconclusive: " << i.buffer << ": " << i.reason << "\n";
+  std::string why = std::to_string(r.inconclusive.size()) + " inconclusive buffer" +
+                    (r.inconclusive.size() == 1 ? "" : "s");
+  if (r.violations())
+    out << "result: FAILED (" << r.violations() << " violations"
+        << (r.inconclusive.empty() ? "" : ", " + why) << ")\n";
+  else if (r.inconclusive.empty())
     out << "result: OK\n";
+  else if (r.inconclusive_accepted)
+    out << "result: OK, inconclusive accepted (" << why << ")\n";
   else
-    out << "result: FAILED (" << r.violations() << " violations)\n";
+    out << "result: INCONCLUSIVE (" << why << ")\n";
   return out.str();
 }
 

@@ -31,6 +31,14 @@
 // local, and per-lane bookkeeping in the reference run; bounds are computed (with MPFR for
 // single rounding) only for elements that differ.
 //
+// Inconclusive comparisons: a comparison that cannot tell a right device from a wrong one never
+// reports OK. An output buffer is inconclusive when it has no elements, when every element of
+// the reference result is NaN (a NaN matches any NaN), when the reference run left every element
+// as it was before the launch (nothing was computed into it, or the kernel wrote back exactly
+// what was there: either way equal results prove nothing), or when more than
+// Options::max_unchecked of its elements are unchecked (nothing bounds them). Report::ok() is
+// then false unless Options::accept_inconclusive says the caller knows.
+//
 // Errors: a kernel the interpreter rejects (out of bounds, a data race, ...) or a device launch
 // that fails throws the halfway::Error unchanged; a comparison never throws on what it finds.
 
@@ -60,6 +68,10 @@ struct Options {
   // The reference run: one thread in workgroup order, or this many threads (0: all cores).
   bool deterministic_reference = false;
   unsigned reference_threads = 0;
+  // Unchecked elements a buffer may have before its comparison is inconclusive.
+  uint64_t max_unchecked = 0;
+  // Report inconclusive buffers but let ok() hold when there is no violation.
+  bool accept_inconclusive = false;
 };
 
 Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid& grid,

@@ -118,8 +118,11 @@ struct KernelInputs {
 // (Ties: the first three f32 inputs become a, b, c of tie_stress, aimed at the target of the
 // kernel's first f16 or bf16 narrowing site, f16 if none; the other inputs are random. It suits
 // elementwise kernels computing a*b + c from their first inputs; elsewhere it only gives unusual
-// values). Write-only buffers are zeroed. Scalars are 0 unless `scalars` names them (bit
-// patterns, by parameter name); a name that is not a scalar parameter is a Usage error.
+// values). Write-only buffers are zeroed. Scalars not named in `scalars` (bit patterns, by
+// parameter name) are 0 for integers (they often size loops or index buffers) and, for floats, one
+// value drawn by fill_random from the seed: a float scalar of 0 would hide most of what a kernel
+// computes (y = a*x + y with a = 0 leaves y as it was). A name that is not a scalar parameter is a
+// Usage error.
 KernelInputs make_inputs(const ir::Kernel& kernel, size_t n, Kind kind, uint64_t seed,
                          const std::map<std::string, uint64_t>& scalars = {});
 

@@ -51,6 +51,17 @@ struct BufferReport {
   // Elements where exactly one side is a NaN (within bound or not): they have no distance.
   uint64_t nan_mismatches = 0;
   std::vector<Violation> first_violations; // the lowest indices, at most Options::max_shown
+  // Elements of the reference result that are NaN, and that still hold the buffer's contents from
+  // before the launch: an output that is all NaN, or that the reference never changed, proves
+  // nothing about the device (see Report::inconclusive).
+  uint64_t reference_nan = 0;
+  uint64_t unchanged = 0;
+};
+
+// Why a comparison proves nothing about one output buffer.
+struct Inconclusive {
+  std::string buffer;
+  std::string reason; // "every element of the reference is NaN", ...
 };
 
 struct Report {
@@ -61,21 +72,29 @@ struct Report {
   num::FloatControls controls; // the device's, applied to the reference and the comparison
   std::vector<BufferReport> buffers;
   std::vector<std::string> notes; // anything that limits what the comparison proves
+  // Buffers whose comparison proves nothing (diff.hpp, "Inconclusive comparisons"), and whether
+  // the caller accepted that explicitly (Options::accept_inconclusive).
+  std::vector<Inconclusive> inconclusive;
+  bool inconclusive_accepted = false;
 
   uint64_t violations() const;
-  bool ok() const { return violations() == 0; }
+  // True when no element is a violation and every comparison proved something (or the caller
+  // accepted that some did not). A report that compared nothing is never OK.
+  bool ok() const { return violations() == 0 && (inconclusive.empty() || inconclusive_accepted); }
 };
 
 // A few lines per buffer: counts, max ulps, the first violations with their inputs, then the
-// budget with its reasons and the notes. Ends with "result: OK" or "result: FAILED (...)".
+// budget with its reasons and the notes. Ends with "result: OK", "result: FAILED (...)" or
+// "result: INCONCLUSIVE (...)" (or "result: OK, inconclusive accepted (...)").
 std::string to_text(const Report& report);
 
 // One JSON object (no trailing newline):
 // {"kernel", "reference", "device", "ok", "violations",
 //  "budget": {"single_rounding": {"held", "reason"}, "relaxed_accumulation": {"held", "reason"}},
 //  "float_controls": {"flush_f16", "flush_f32", "flush_f64", "preserve_signed_zero_inf_nan"},
+//  "inconclusive": [{"buffer", "reason"}], "inconclusive_accepted",
 //  "buffers": [{"name", "param", "type", "size", "exact", "within_bound", "violations",
-//               "unchecked", "max_ulps", "nan_mismatches",
+//               "unchecked", "max_ulps", "nan_mismatches", "reference_nan", "unchanged",
 //               "first_violations": [{"index", "inputs": [{"name", "type", "scalar", "bits",
 //                                     "value"}], "reference": {"bits", "value"},
 //                                     "device": {"bits", "value"}, "ulps",
