@@ -64,6 +64,7 @@ KernelInputs make_inputs(const ir::Kernel& k, size_t n, Kind kind, uint64_t seed
   in.buffers.reserve(k.params.size()); // never reallocates: the Args point into it
   std::vector<rt::HostBuffer*> f32_inputs;
   const ir::ScalarType target = tie_target(k);
+  const std::vector<uint64_t> lengths(k.params.size(), n);
   for (size_t p = 0; p < k.params.size(); ++p) {
     const ir::Param& param = k.params[p];
     if (!param.is_buffer()) {
@@ -84,6 +85,8 @@ KernelInputs make_inputs(const ir::Kernel& k, size_t n, Kind kind, uint64_t seed
     if (param.access == ir::Access::Write)
       continue; // zeroed by the constructor
     const uint64_t s = seed + 0x9e3779b97f4a7c15ull * (p + 1);
+    if (fill_for_use(k, static_cast<uint32_t>(p), b, kind, s, lengths))
+      continue;
     switch (kind) {
     case Kind::Random:
       fill_random(b, s);

@@ -2,8 +2,12 @@
 // rounding about half the time while random inputs almost never do, and the plain fills do what
 // they say.
 #include "examples.hpp"
+#include "halfway/diff/compare.hpp"
 #include "halfway/diff/inputs.hpp"
+#include "halfway/dsl.hpp"
+#include "halfway/interp/interp.hpp"
 #include "halfway/numerics/convert.hpp"
+#include "halfway/numerics/formats.hpp"
 #include "halfway/numerics/ulp.hpp"
 
 #include <bit>
@@ -225,3 +229,87 @@ TEST(Inputs, MakeInputsForAKernel) {
 }
 
 } // namespace
+
+// --- Inputs that follow how the kernel uses a buffer -------------------------------------------
+
+namespace {
+
+// y[i] = x[idx[i]]: idx is an index buffer.
+Kernel gather() {
+  return kernel("gather", {64}, {"idx", "x", "y"}, [](In<uint32_t> idx, In<float> x, Out<float> y) {
+    Var i(global_id(0), "i");
+    If(i < y.size(), [&] { y[i] = x[idx[i]]; });
+  });
+}
+
+} // namespace
+
+TEST(InputsUse, PackedFp8WeightsAreFiniteForEveryKind) {
+  for (const ir::VerifiedKernel& k : {examples::gemv_fp8<e4m3>(), examples::gemv_fp8<e5m2>()}) {
+    const uint32_t w = k->find_param("w");
+    ASSERT_NE(w, ir::kNone);
+    BufferUse use = buffer_use(k.kernel(), w);
+    ASSERT_TRUE(use.packed.has_value()) << k.name();
+    const num::Format f = *halfway::diff::float_format(*use.packed);
+    for (auto kind : {Kind::Random, Kind::Ties, Kind::Edges}) {
+      auto in = make_inputs(k.kernel(), 4096, kind, 7, {{"cols", 4}});
+      const rt::HostBuffer& words = *in.args[w].buffer;
+      size_t edges = 0;
+      for (size_t i = 0; i < words.size(); ++i)
+        for (unsigned lane = 0; lane < 4; ++lane) {
+          uint64_t code = (words.get_bits(i) >> (8 * lane)) & 0xff;
+          ASSERT_TRUE(num::is_finite(f, code)) << k.name() << " word " << i << " lane " << lane;
+          edges += num::is_zero(f, code) || num::is_subnormal(f, code) ||
+                   code == num::info(f).max_finite;
+        }
+      if (kind == Kind::Edges) {
+        EXPECT_GT(edges, words.size()) << "edges include zeros, subnormals and the largest value";
+      }
+    }
+  }
+}
+
+TEST(InputsUse, TheGemvOfGeneratedWeightsIsConclusive) {
+  // With uniform bits, one E4M3 code in 128 is NaN and a 4096-wide row is NaN almost surely; with
+  // packed finite weights every row is a number.
+  auto k = examples::gemv_fp8<e4m3>();
+  auto in = make_inputs(k.kernel(), 256, Kind::Random, 3, {{"cols", 1024}});
+  rt::HostBuffer w(ScalarType::U32, 256 * 256);
+  fill_packed(w, ScalarType::E4M3, Kind::Random, 3);
+  in.args[0] = rt::Arg::of(w);
+  rt::HostBuffer& x = *in.args[1].buffer;
+  x = rt::HostBuffer(ScalarType::F32, 1024);
+  fill_random(x, 4);
+  in.args[1] = rt::Arg::of(x);
+  interp::run(k, in.grid, in.args);
+  const rt::HostBuffer& y = *in.args[2].buffer;
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_FALSE(std::isnan(std::bit_cast<float>(static_cast<uint32_t>(y.get_bits(i))))) << i;
+}
+
+TEST(InputsUse, IndexBuffersGetInRangeIndices) {
+  Kernel k = gather();
+  BufferUse use = buffer_use(k.kernel(), 0);
+  ASSERT_EQ(use.index_of.size(), 1u);
+  EXPECT_EQ(use.index_of[0].second, 1u); // it indexes x
+  EXPECT_TRUE(buffer_use(k.kernel(), 1).index_of.empty());
+  for (auto kind : {Kind::Random, Kind::Ties, Kind::Edges}) {
+    auto in = make_inputs(k.kernel(), 1000, kind, 9);
+    const rt::HostBuffer& idx = *in.args[0].buffer;
+    for (size_t i = 0; i < idx.size(); ++i)
+      ASSERT_LT(idx.get_bits(i), 1000u) << i;
+    EXPECT_NO_THROW(interp::run(k, in.grid, in.args));
+  }
+}
+
+TEST(InputsUse, IndicesFlowThroughLocals) {
+  Kernel k = kernel("gather_local", {64}, {"idx", "x", "y"},
+                    [](In<uint32_t> idx, In<float> x, Out<float> y) {
+                      Var i(global_id(0), "i");
+                      If(i < y.size(), [&] {
+                        Var j(idx[i], "j");
+                        y[i] = x[j];
+                      });
+                    });
+  EXPECT_EQ(buffer_use(k.kernel(), 0).index_of.size(), 1u);
+}

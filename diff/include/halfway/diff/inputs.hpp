@@ -100,6 +100,30 @@ enum class Kind : uint8_t {
 std::string_view name(Kind kind);
 std::optional<Kind> parse_kind(std::string_view text); // "random", "ties", "edges", "zeros", "iota"
 
+// How a kernel uses one buffer parameter, found by following loaded values through locals.
+struct BufferUse {
+  // The element format when the kernel unpacks the buffer's (u32) words: f16, bf16, e4m3, e5m2.
+  std::optional<ir::ScalarType> packed;
+  // The memories (space, param or shared-array id) whose loads, stores or atomics take an index
+  // computed from the buffer's values.
+  std::vector<std::pair<ir::Space, uint32_t>> index_of;
+};
+BufferUse buffer_use(const ir::Kernel& kernel, uint32_t param);
+
+// u32 words of packed finite `element` values (never NaN or infinity), binades -4..4 as
+// fill_random; Edges mixes in the format's finite edges (zeros, subnormals, smallest normal,
+// largest finite) on every other element, Ties on every fourth; Zeros gives zeros.
+void fill_packed(rt::HostBuffer& buffer, ir::ScalarType element, Kind kind, uint64_t seed);
+// Uniform integers in [0, limit).
+void fill_indices(rt::HostBuffer& buffer, uint64_t limit, uint64_t seed);
+// Fills `buffer` (parameter `param` of `kernel`) for how the kernel uses it: packed words with
+// fill_packed, index buffers with in-range indices (below the smallest length of what they
+// index; `lengths` gives each parameter's buffer length, shared arrays have theirs). Returns
+// false, leaving the buffer alone, when the use asks for nothing special or `kind` is Iota (and
+// Zeros for indices): those the caller fills as usual.
+bool fill_for_use(const ir::Kernel& kernel, uint32_t param, rt::HostBuffer& buffer, Kind kind,
+                  uint64_t seed, std::span<const uint64_t> lengths);
+
 // Buffers and arguments for one launch of `kernel` over n lanes. Moving keeps `args` valid;
 // copying is not allowed.
 struct KernelInputs {
@@ -118,11 +142,12 @@ struct KernelInputs {
 // (Ties: the first three f32 inputs become a, b, c of tie_stress, aimed at the target of the
 // kernel's first f16 or bf16 narrowing site, f16 if none; the other inputs are random. It suits
 // elementwise kernels computing a*b + c from their first inputs; elsewhere it only gives unusual
-// values). Write-only buffers are zeroed. Scalars not named in `scalars` (bit patterns, by
-// parameter name) are 0 for integers (they often size loops or index buffers) and, for floats, one
-// value drawn by fill_random from the seed: a float scalar of 0 would hide most of what a kernel
-// computes (y = a*x + y with a = 0 leaves y as it was). A name that is not a scalar parameter is a
-// Usage error.
+// values), after fill_for_use had its say: words the kernel unpacks get packed finite values and
+// index buffers in-range indices, whatever the kind. Write-only buffers are zeroed. Scalars not
+// named in `scalars` (bit patterns, by parameter name) are 0 for integers (they often size loops or
+// index buffers) and, for floats, one value drawn by fill_random from the seed: a float scalar of 0
+// would hide most of what a kernel computes (y = a*x + y with a = 0 leaves y as it was). A name
+// that is not a scalar parameter is a Usage error.
 KernelInputs make_inputs(const ir::Kernel& kernel, size_t n, Kind kind, uint64_t seed,
                          const std::map<std::string, uint64_t>& scalars = {});
 
