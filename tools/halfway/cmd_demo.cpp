@@ -2,10 +2,10 @@
 // compares each with the reference interpreter, and prints one table; then shows the single-
 // rounding opt-in at work on the f16 narrowing example.
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "examples.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/inputs.hpp"
+#include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/numerics/convert.hpp"
@@ -47,13 +47,15 @@ in::KernelInputs demo_inputs(const Kernel& k) {
     inputs.buffers[0] = std::move(w);
     inputs.buffers[1] = std::move(x);
     for (size_t i = 0, slot = 0; i < k->params.size(); ++i)
-      if (k->params[i].is_buffer()) inputs.args[i] = rt::Arg::of(inputs.buffers[slot++]);
+      if (k->params[i].is_buffer())
+        inputs.args[i] = rt::Arg::of(inputs.buffers[slot++]);
     return inputs;
   }
   bool narrows = !ir::narrowing_sites(k.kernel()).empty();
   std::map<std::string, uint64_t> scalars;
   for (const auto& p : k->params)
-    if (!p.is_buffer()) scalars[p.name] = p.type == ir::ScalarType::F32 ? 0x3fc00000 : 3; // 1.5
+    if (!p.is_buffer())
+      scalars[p.name] = p.type == ir::ScalarType::F32 ? 0x3fc00000 : 3; // 1.5
   return in::make_inputs(k.kernel(), 1u << 20, narrows ? in::Kind::Ties : in::Kind::Random, 5,
                          scalars);
 }
@@ -125,34 +127,41 @@ Runner add_demo(CLI::App& app) {
     bool ok = true;
     for (const auto& k : kernels) {
       for (auto& d : devices) {
-        if (progress_enabled()) std::cerr << k.name() << " on " << d->name() << "...\r" << std::flush;
+        if (progress_enabled())
+          std::cerr << k.name() << " on " << d->name() << "...\r" << std::flush;
         auto t0 = std::chrono::steady_clock::now();
         Row r = compare(k, *d, strict);
-        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                   .count();
         ok = ok && r.violations == 0;
         rows.push_back(r);
       }
     }
-    if (progress_enabled()) std::cerr << std::string(70, ' ') << "\r";
+    if (progress_enabled())
+      std::cerr << std::string(70, ' ') << "\r";
     print_rows(rows);
 
     // The opt-in: the same narrowing kernel, single rounding accepted for it alone.
     policy::Registry relaxed;
-    auto accepted = relaxed.accept_single_rounding(
-        policy::Scope::kernel("narrow_f16"), "demo: f16 output only feeds a display, 1 ulp is fine");
+    auto accepted =
+        relaxed.accept_single_rounding(policy::Scope::kernel("narrow_f16"),
+                                       "demo: f16 output only feeds a display, 1 ulp is fine");
     (void)accepted;
     std::vector<Row> opt_rows;
     for (const auto& name : rt::device_names()) {
-      if (name == "interp") continue;
+      if (name == "interp")
+        continue;
       try {
         auto d = rt::make_device(name, &relaxed);
         auto t0 = std::chrono::steady_clock::now();
         Row r = compare(examples::narrow_f16(), *d, relaxed);
-        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                   .count();
         ok = ok && r.violations == 0;
         opt_rows.push_back(r);
       } catch (const Error& e) {
-        opt_rows.push_back({"narrow_f16", name, 0, 0, 0, 0, 0, 0, std::string("unavailable: ") + e.what()});
+        opt_rows.push_back(
+            {"narrow_f16", name, 0, 0, 0, 0, 0, 0, std::string("unavailable: ") + e.what()});
       }
     }
     if (!opt_rows.empty()) {
@@ -160,7 +169,8 @@ Runner add_demo(CLI::App& app) {
                    "devices that fuse may differ within 1 f16 ulp + |a*b|*2^-24 per element.\n\n";
       print_rows(opt_rows);
     }
-    std::cout << "\n" << (ok ? "All comparisons hold." : "VIOLATIONS found: see the table.") << "\n";
+    std::cout << "\n"
+              << (ok ? "All comparisons hold." : "VIOLATIONS found: see the table.") << "\n";
     return ok ? 0 : 1;
   };
 }
