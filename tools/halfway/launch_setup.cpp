@@ -221,9 +221,10 @@ ir::VerifiedKernel KernelChoice::load() const {
 }
 
 void LaunchSetup::add_options(CLI::App& sub) {
-  sub.add_option("--grid", grid, "Lanes along x (rounded up to whole workgroups)")
-      ->type_name("LANES");
-  sub.add_option("--groups", groups, "Workgroups along x (instead of --grid)")->type_name("N");
+  grid_option = sub.add_option("--grid", grid, "Lanes along x (rounded up to whole workgroups)")
+                    ->type_name("LANES");
+  groups_option =
+      sub.add_option("--groups", groups, "Workgroups along x (instead of --grid)")->type_name("N");
   sub.add_option("--buffer,-b", buffers,
                  "NAME=SPEC: SPEC is random[:N], zeros[:N], iota[:N] or a file (.npy or raw "
                  "little-endian); N defaults to the grid's lanes");
@@ -237,26 +238,30 @@ void LaunchSetup::add_options(CLI::App& sub) {
   sub.add_flag("--check", check, "Bounds checking on devices that support it");
   sub.add_flag("--deterministic", deterministic, "One thread, workgroups in order");
   sub.add_option("--threads", threads, "Worker threads (0: all cores)")->type_name("N");
-  sub.add_option("--timeout", timeout,
-                 "Seconds each launch may take (the interpreter's reference runs included); past "
-                 "it the command fails with a timeout error, exit 2")
-      ->type_name("SECONDS");
+  timeout_option =
+      sub.add_option(
+             "--timeout", timeout,
+             "Seconds each launch may take (the interpreter's reference runs included); past "
+             "it the command fails with a timeout error, exit 2")
+          ->type_name("SECONDS");
 }
 
 diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
   namespace in = diff::inputs;
-  if (!grid.empty() && !groups.empty())
+  const bool has_grid = grid_option && grid_option->count() > 0;
+  const bool has_groups = groups_option && groups_option->count() > 0;
+  if (has_grid && has_groups)
     usage(k.name, "give --grid or --groups, not both");
   const uint64_t width = k.workgroup[0];
   const uint64_t max_groups = 0xffffffffull;
   uint64_t lanes = 0;
-  if (!groups.empty()) {
+  if (has_groups) {
     uint64_t g = parse_count(groups, "--groups");
     if (g > max_groups)
       usage(k.name, "--groups " + groups + ": more than the " + std::to_string(max_groups) +
                         " workgroups a grid can have along x");
     lanes = *checked_mul(g, width); // both below 2^32
-  } else if (!grid.empty()) {
+  } else if (has_grid) {
     lanes = parse_count(grid, "--grid");
     uint64_t g = lanes / width + (lanes % width != 0);
     if (g > max_groups)
@@ -375,7 +380,7 @@ rt::LaunchOptions LaunchSetup::launch_options() const {
   if (t > 4096)
     usage("", "--threads " + threads + ": more than 4096 threads");
   o.threads = static_cast<unsigned>(t);
-  if (!timeout.empty())
+  if (timeout_option && timeout_option->count() > 0)
     o.timeout = parse_seconds(timeout, "--timeout");
   o.cancel = install_interrupt_handler();
   return o;

@@ -48,6 +48,10 @@ struct LaunchSetup {
   bool deterministic = false;
   std::string threads = "0";
   std::string timeout; // seconds; empty: none
+  // Whether each option was given at all (an empty --grid '' is an error, not "no grid").
+  const CLI::Option* grid_option = nullptr;
+  const CLI::Option* groups_option = nullptr;
+  const CLI::Option* timeout_option = nullptr;
 
   void add_options(CLI::App& sub);
   // Buffers and arguments for `kernel`, ready to launch. Every count is checked, and buffers
