@@ -261,14 +261,11 @@ struct Watchdog {
       double s = std::chrono::duration<double>(now - start).count();
       char secs[32];
       std::snprintf(secs, sizeof secs, "%.1f", s);
-      std::string message = kind == ErrorKind::Timeout
-                                ? "the launch on " + device +
-                                      " passed its time limit and did not stop (" + secs +
-                                      " s); halfway ended it"
-                                : "interrupted (Ctrl-C); the launch on " + device +
-                                      " did not stop, so halfway "
-                                      "ended it after " +
-                                      secs + " s";
+      std::string message =
+          kind == ErrorKind::Timeout
+              ? device + " did not stop at the time limit; halfway ended it after " + secs + " s"
+              : "interrupted (Ctrl-C); " + device + " did not stop, so halfway ended it after " +
+                    secs + " s";
       ErrorContext c;
       c.kernel = kernel;
       Output::get().fail(kind, message, c);
@@ -341,15 +338,14 @@ void LaunchWatch::check() const {
   ErrorContext c;
   c.kernel = kernel_;
   if (interrupt_requested())
-    throw Error(
-        ErrorKind::Interrupted,
-        "interrupted (Ctrl-C) during the launch on " + device_ + "; no output file was written", c);
+    throw Error(ErrorKind::Interrupted,
+                "interrupted (Ctrl-C) during " + device_ + "; no output file was written", c);
   auto took = std::chrono::steady_clock::now() - start_;
   if (budget_.count() > 0 && took > budget_) {
     char secs[64];
-    std::snprintf(secs, sizeof secs, "%.3f s, more than the limit of %.3f s",
+    std::snprintf(secs, sizeof secs, "%.3f s, more than its limit of %.3f s",
                   std::chrono::duration<double>(took).count(), budget_.count() / 1000.0);
-    throw Error(ErrorKind::Timeout, "the launch on " + device_ + " took " + secs, c);
+    throw Error(ErrorKind::Timeout, device_ + " took " + secs, c);
   }
 }
 

@@ -69,9 +69,10 @@ bool interrupt_requested();
 // files are never written while a LaunchWatch lives, so none is left half-written.
 // After the watched work returns, check() throws Timeout when it took longer than `budget`
 // and Interrupted when Ctrl-C came meanwhile.
+// `what` names the work in messages: "the launch on cpu".
 class LaunchWatch {
 public:
-  LaunchWatch(std::string kernel, std::string device, std::chrono::milliseconds budget);
+  LaunchWatch(std::string kernel, std::string what, std::chrono::milliseconds budget);
   ~LaunchWatch();
   LaunchWatch(const LaunchWatch&) = delete;
   LaunchWatch& operator=(const LaunchWatch&) = delete;

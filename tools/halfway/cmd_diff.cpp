@@ -73,7 +73,10 @@ Runner add_diff(CLI::App& app) {
       // The reference run and the device's launch each get the timeout.
       diff::Report report;
       {
-        LaunchWatch watch(kernel.name(), device.name(), 2 * opts.launch.timeout);
+        LaunchWatch watch(kernel.name(),
+                          "the reference run and the launch on " + device.name() +
+                              " (--timeout each)",
+                          2 * opts.launch.timeout);
         report = diff::run(kernel, device, inputs.grid, inputs.args, opts);
         watch.check();
       }

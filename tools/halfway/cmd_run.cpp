@@ -51,7 +51,7 @@ Runner add_run(CLI::App& app) {
                 << "...\r" << std::flush;
     rt::LaunchResult result;
     {
-      LaunchWatch watch(kernel.name(), device->name(), options.timeout);
+      LaunchWatch watch(kernel.name(), "the launch on " + device->name(), options.timeout);
       result = device->launch(kernel, inputs.grid, inputs.args, options);
       watch.check();
     }
