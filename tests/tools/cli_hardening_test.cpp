@@ -534,6 +534,12 @@ TEST_F(CliHardening, LogsGoToStderrAndStdoutCarriesResultsOnly) {
   EXPECT_EQ(debug.out.find("halfway: "), std::string::npos) << debug.out;
 }
 
+TEST_F(CliHardening, AFailedWriteToStdoutIsAnError) {
+  EXPECT_FAILS_WITH(halfway("ops >/dev/full"), "cannot write the results to standard output");
+  EXPECT_FAILS_WITH(halfway("run " + example("saxpy") + " --grid 64 --arg a=1 --json >/dev/full"),
+                    "No space left on device");
+}
+
 TEST_F(CliHardening, OptInFlagsMustNameAKernelOfTheFileAndAPrintableReason) {
   const std::string f = example("narrow_f16");
   EXPECT_FAILS_WITH(halfway("diff " + f +

@@ -527,13 +527,33 @@ void Output::set_json(bool json, std::string command) {
   command_ = std::move(command);
 }
 
+namespace {
+// Writes to stdout; false (errno set) when the write or the flush fails, e.g. on a full disk.
+bool put_stdout(const std::string& s) {
+  errno = 0;
+  bool ok = std::fwrite(s.data(), 1, s.size(), stdout) == s.size();
+  ok = std::fflush(stdout) == 0 && ok;
+  if (!ok && errno == 0)
+    errno = EIO;
+  return ok;
+}
+
+[[noreturn]] void stdout_failed(int err) {
+  throw Error(ErrorKind::Io,
+              std::string("cannot write the results to standard output: ") + std::strerror(err));
+}
+} // namespace
+
 void Output::text(const std::string& s) {
-  std::lock_guard lock(g_output_mutex);
+  std::unique_lock lock(g_output_mutex);
   if (done_)
     return;
-  std::string e = escape_for_terminal(s, true);
-  std::fwrite(e.data(), 1, e.size(), stdout);
-  std::fflush(stdout);
+  if (!put_stdout(escape_for_terminal(s, true))) {
+    int err = errno;
+    json_ = false; // stdout is unusable: the error goes to stderr only
+    lock.unlock();
+    stdout_failed(err);
+  }
 }
 
 void Output::result(std::string json_value) {
@@ -553,15 +573,19 @@ std::string document(const std::string& command, const std::vector<std::string>&
 } // namespace
 
 void Output::finish() {
-  std::lock_guard lock(g_output_mutex);
+  std::unique_lock lock(g_output_mutex);
   if (done_)
     return;
   done_ = true;
   if (!json_)
     return;
-  std::string d = document(command_, results_, "null");
-  std::fwrite(d.data(), 1, d.size(), stdout);
-  std::fflush(stdout);
+  if (!put_stdout(document(command_, results_, "null"))) {
+    int err = errno;
+    json_ = false;
+    done_ = false;
+    lock.unlock();
+    stdout_failed(err);
+  }
 }
 
 void Output::fail(ErrorKind kind, const std::string& message, const ErrorContext& context) {
