@@ -607,6 +607,7 @@ TEST_F(CliHardening, ControlCharactersAreEscapedOnTheTerminal) {
       {"run '" + path("evil" + esc + ".hk") + "' --grid 64", "evil\\x1b[31m.hk"},
       {"run " + example("saxpy") + " --grid 64 --arg a=1 --dump 'q" + esc + "=x'", "\\x1b[31m"},
       {"run " + example("saxpy") + " --grid '6" + esc + "' --arg a=1", "\\x1b[31m"},
+      {"run " + example("saxpy") + " '" + esc + "'", "\\x1b[31m"}, // an argument CLI11 refuses
   };
   for (const auto& [args, fragment] : cases) {
     SCOPED_TRACE(fragment);

@@ -38,11 +38,11 @@ namespace {
 
 // ---- text and numbers ----------------------------------------------------------------------
 
-std::string escape_for_terminal(std::string_view s, bool keep_newlines) {
+std::string escape_for_terminal(std::string_view s, bool keep_layout) {
   std::string out;
   out.reserve(s.size());
   for (unsigned char c : s) {
-    if ((c < 0x20 && !(keep_newlines && c == '\n')) || c == 0x7f) {
+    if ((c < 0x20 && !(keep_layout && (c == '\n' || c == '\t'))) || c == 0x7f) {
       char buf[5];
       std::snprintf(buf, sizeof buf, "\\x%02x", c);
       out += buf;

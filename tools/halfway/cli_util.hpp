@@ -23,8 +23,9 @@ namespace halfway::cli {
 // ---- text and numbers ----------------------------------------------------------------------
 
 // `s` with every control character (and DEL) written as \xHH, and backslashes left alone; with
-// keep_newlines, '\n' stays a line break (for multi-line messages whose parts are escaped).
-std::string escape_for_terminal(std::string_view s, bool keep_newlines = false);
+// keep_layout, '\n' and '\t' stay as they are (multi-line text such as an error with its source
+// line and caret, whose names were escaped field by field).
+std::string escape_for_terminal(std::string_view s, bool keep_layout = false);
 
 // A decimal count: digits only (no sign, no spaces, no suffix), at most 2^64-1. Anything else is
 // a Usage error "OPTION TEXT: ...".

@@ -163,8 +163,8 @@ Runner add_demo(CLI::App& app) {
     for (const auto& k : kernels) {
       for (auto& d : devices) {
         if (progress_enabled())
-          std::cerr << k.name() << " on " << escape_for_terminal(d->name()) << "...\r"
-                    << std::flush;
+          std::cerr << escape_for_terminal(k.name()) << " on " << escape_for_terminal(d->name())
+                    << "...\r" << std::flush;
         auto t0 = std::chrono::steady_clock::now();
         Row r = compare(k, *d, strict, launch);
         r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)

@@ -68,8 +68,8 @@ Runner add_diff(CLI::App& app) {
       rt::Device& device = *made[i];
       check_grid(kernel.kernel(), inputs.grid, device.info());
       if (progress_enabled())
-        std::cerr << "diff " << kernel.name() << " on " << escape_for_terminal(device.name())
-                  << "...\r" << std::flush;
+        std::cerr << "diff " << escape_for_terminal(kernel.name()) << " on "
+                  << escape_for_terminal(device.name()) << "...\r" << std::flush;
       // The reference run and the device's launch each get the timeout.
       diff::Report report;
       {

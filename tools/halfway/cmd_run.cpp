@@ -47,8 +47,8 @@ Runner add_run(CLI::App& app) {
     auto device = rt::make_device(o->device);
     check_grid(kernel.kernel(), inputs.grid, device->info());
     if (progress_enabled())
-      std::cerr << "running " << kernel.name() << " on " << escape_for_terminal(device->name())
-                << "...\r" << std::flush;
+      std::cerr << "running " << escape_for_terminal(kernel.name()) << " on "
+                << escape_for_terminal(device->name()) << "...\r" << std::flush;
     rt::LaunchResult result;
     {
       LaunchWatch watch(kernel.name(), "the launch on " + device->name(), options.timeout);

@@ -73,9 +73,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    if (!json)
-      return app.exit(e) == 0 ? 0 : 2;
+    // Printed by us rather than by CLI11, so that the arguments it quotes are escaped.
     out.fail(ErrorKind::Usage, e.what(), {});
+    if (!json)
+      std::cerr << "Run with --help for more information.\n";
     return 2;
   } catch (const halfway::Error& e) {
     out.fail(e.kind(), e.message(), e.context());
