@@ -392,6 +392,28 @@ TEST_F(CliHardening, WriteFileAtomicallyReportsThePathAndTheReason) {
   EXPECT_EQ(listing(), std::vector<std::string>{"ok.raw"});
 }
 
+TEST_F(CliHardening, StagedFilesAppearTogetherOrNotAtAll) {
+  using halfway::cli::StagedFile;
+  std::string a = file("a.raw", "old a");
+  {
+    std::vector<StagedFile> staged;
+    staged.emplace_back(a, "new a");
+    EXPECT_THROW(staged.emplace_back(path("none/b.raw"), "new b"), halfway::Error);
+  } // never committed
+  EXPECT_EQ(slurp(a), "old a");
+  EXPECT_EQ(listing(), std::vector<std::string>{"a.raw"});
+  {
+    std::vector<StagedFile> staged;
+    staged.emplace_back(a, "new a");
+    staged.emplace_back(path("b.raw"), "new b");
+    for (auto& f : staged)
+      f.commit();
+  }
+  EXPECT_EQ(slurp(a), "new a");
+  EXPECT_EQ(slurp(path("b.raw")), "new b");
+  EXPECT_EQ(listing(), (std::vector<std::string>{"a.raw", "b.raw"}));
+}
+
 // A .npy file: magic, version, header length, header (padded), data.
 std::string npy(const std::string& header, size_t data_bytes, int major = 1, int minor = 0) {
   std::string h = header;

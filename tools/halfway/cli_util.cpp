@@ -158,27 +158,29 @@ void check_output_path(const std::string& path, std::string_view option) {
     fail_errno("cannot create files in " + folder.string());
 }
 
-void write_file_atomically(const std::string& path, std::string_view bytes) {
+StagedFile::StagedFile(const std::string& path, std::string_view bytes) : path_(path) {
   check_output_path(path, "");
   fs::path target = resolve_target(path);
+  target_ = target.string();
   fs::path folder = target.parent_path();
-  std::string name = target.filename().string();
-  std::string temp =
-      ((folder.empty() ? fs::path(".") : folder) / ("." + name + ".XXXXXX")).string();
-  int fd = ::mkstemp(temp.data());
-  if (fd < 0)
+  folder_ = (folder.empty() ? fs::path(".") : folder).string();
+  temp_ = (fs::path(folder_) / ("." + target.filename().string() + ".XXXXXX")).string();
+  int fd = ::mkstemp(temp_.data());
+  if (fd < 0) {
+    temp_.clear();
     io_error(path, "cannot create a temporary file next to it", errno);
+  }
   auto fail = [&](const char* what) {
     int err = errno;
     if (fd >= 0)
       ::close(fd);
-    ::unlink(temp.c_str());
+    discard();
     io_error(path, what, err);
   };
   // The permission bits an existing file has, or those a new file gets under the umask.
   struct stat st {};
   mode_t mode;
-  if (::stat(target.c_str(), &st) == 0) {
+  if (::stat(target_.c_str(), &st) == 0) {
     mode = st.st_mode & 07777;
   } else {
     mode_t mask = ::umask(0);
@@ -207,14 +209,43 @@ void write_file_atomically(const std::string& path, std::string_view bytes) {
   fd = -1;
   if (closed != 0)
     fail("close failed");
-  if (::rename(temp.c_str(), target.c_str()) != 0)
-    fail("cannot rename the temporary file over it");
+}
+
+StagedFile::StagedFile(StagedFile&& other) noexcept
+    : path_(std::move(other.path_)), target_(std::move(other.target_)),
+      folder_(std::move(other.folder_)), temp_(std::move(other.temp_)) {
+  other.temp_.clear();
+}
+
+StagedFile::~StagedFile() {
+  discard();
+}
+
+void StagedFile::discard() {
+  if (!temp_.empty())
+    ::unlink(temp_.c_str());
+  temp_.clear();
+}
+
+void StagedFile::commit() {
+  if (temp_.empty())
+    return;
+  if (::rename(temp_.c_str(), target_.c_str()) != 0) {
+    int err = errno;
+    discard();
+    io_error(path_, "cannot rename the temporary file over it", err);
+  }
+  temp_.clear();
   // Make the rename itself durable; a failure here no longer loses data, so it is not an error.
-  int dir = ::open((folder.empty() ? fs::path(".") : folder).c_str(), O_RDONLY | O_DIRECTORY);
+  int dir = ::open(folder_.c_str(), O_RDONLY | O_DIRECTORY);
   if (dir >= 0) {
     (void)::fsync(dir);
     ::close(dir);
   }
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+  StagedFile(path, bytes).commit();
 }
 
 // ---- interrupts and deadlines ---------------------------------------------------------------

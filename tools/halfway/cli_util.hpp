@@ -55,6 +55,24 @@ void check_output_path(const std::string& path, std::string_view option);
 // ErrorKind::Io names the path and strerror(errno).
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
+// The two halves of write_file_atomically, for several files that should appear together: the
+// constructor writes, fsyncs and closes the temporary file (throwing as above), commit() renames
+// it over the target; a StagedFile destroyed before commit() removes its temporary file.
+class StagedFile {
+public:
+  StagedFile(const std::string& path, std::string_view bytes);
+  StagedFile(StagedFile&& other) noexcept;
+  StagedFile(const StagedFile&) = delete;
+  StagedFile& operator=(const StagedFile&) = delete;
+  StagedFile& operator=(StagedFile&&) = delete;
+  ~StagedFile();
+  void commit();
+
+private:
+  void discard();
+  std::string path_, target_, folder_, temp_; // temp_ empty: nothing to remove
+};
+
 // ---- interrupts and deadlines ---------------------------------------------------------------
 
 // Installs the SIGINT handler once and returns its flag, for LaunchOptions::cancel. The first

@@ -58,8 +58,13 @@ Runner add_run(CLI::App& app) {
     if (progress_enabled())
       std::cerr << std::string(60, ' ') << "\r";
     throw_if_interrupted(kernel.name());
+    // Every dump is written to its temporary file first, and renamed only once all were written:
+    // a failure leaves none of them changed.
+    std::vector<StagedFile> staged;
     for (const auto& d : dumps)
-      save_buffer(d.path, inputs.buffers[d.slot]);
+      staged.emplace_back(d.path, buffer_bytes(d.path, inputs.buffers[d.slot]));
+    for (auto& f : staged)
+      f.commit();
 
     std::ostringstream out;
     if (o->json) {

@@ -330,7 +330,7 @@ rt::HostBuffer load_buffer(const std::string& path, ir::ScalarType type) {
   return ends_with(path, ".npy") ? load_npy(path, type) : load_raw(path, type);
 }
 
-void save_npy(const std::string& path, const rt::HostBuffer& b) {
+std::string npy_bytes(const rt::HostBuffer& b) {
   std::string header = "{'descr': '" + npy_descr(b.type()) +
                        "', 'fortran_order': False, 'shape': (" + std::to_string(b.size()) + ",), }";
   // Pad so that the data starts on a 64-byte boundary, ending the header with a newline.
@@ -344,7 +344,17 @@ void save_npy(const std::string& path, const rt::HostBuffer& b) {
   out += static_cast<char>(header.size() >> 8);
   out += header;
   out.append(reinterpret_cast<const char*>(b.data()), b.size_bytes());
-  write_file_atomically(path, out);
+  return out;
+}
+
+std::string buffer_bytes(const std::string& path, const rt::HostBuffer& b) {
+  return ends_with(path, ".npy")
+             ? npy_bytes(b)
+             : std::string(reinterpret_cast<const char*>(b.data()), b.size_bytes());
+}
+
+void save_npy(const std::string& path, const rt::HostBuffer& b) {
+  write_file_atomically(path, npy_bytes(b));
 }
 
 void save_raw(const std::string& path, const rt::HostBuffer& b) {
@@ -353,7 +363,7 @@ void save_raw(const std::string& path, const rt::HostBuffer& b) {
 }
 
 void save_buffer(const std::string& path, const rt::HostBuffer& b) {
-  ends_with(path, ".npy") ? save_npy(path, b) : save_raw(path, b);
+  write_file_atomically(path, buffer_bytes(path, b));
 }
 
 } // namespace halfway::cli
