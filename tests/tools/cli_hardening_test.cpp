@@ -683,7 +683,17 @@ TEST_F(CliHardening, CtrlCInterruptsALaunchWithExitStatus2) {
   pid_t pid = 0;
   ASSERT_EQ(posix_spawn(&pid, HALFWAY_CLI, &actions, nullptr, argv.data(), environ), 0);
   posix_spawn_file_actions_destroy(&actions);
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  // Wait until the handler is installed (SigCgt lists SIGINT), then a little more for the launch.
+  auto catches_sigint = [pid] {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("SigCgt:", 0) == 0)
+        return (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
+    return 0ull;
+  };
+  for (int i = 0; i < 200 && !catches_sigint(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   auto t0 = std::chrono::steady_clock::now();
   ::kill(pid, SIGINT);
   int status = 0;
