@@ -581,6 +581,7 @@ TEST_F(CliHardening, OptInFlagsMustNameAKernelOfTheFileAndAPrintableReason) {
     EXPECT_HAS(h.out, "--accept-single-rounding");
     EXPECT_HAS(h.out, "--accept-relaxed-accumulation");
   }
+  EXPECT_EQ(halfway("--help").out.find("--accept-"), std::string::npos);
   for (const char* sub : {"demo", "devices", "ops"}) {
     auto h = halfway(std::string(sub) + " --help");
     EXPECT_EQ(h.status, 0);

@@ -25,10 +25,8 @@ struct DiffOptions {
 Runner add_diff(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "diff", "Compare devices with the reference interpreter: bit for bit where the kernel holds "
-              "no opt-in, within the documented bound where it does. Opt in with "
-              "--accept-single-rounding[=KERNEL]:REASON and "
-              "--accept-relaxed-accumulation[=KERNEL]:REASON. Exit 0: all hold; 1: violations; 2: "
-              "errors");
+              "no opt-in, within the documented bound where it does. Exit 0: all hold; 1: "
+              "violations; 2: errors");
   auto o = std::make_shared<DiffOptions>();
   o->choice.add_options(*sub);
   o->setup.add_options(*sub);
