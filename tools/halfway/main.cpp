@@ -6,6 +6,7 @@
 #include "halfway/ir/error.hpp"
 #include "launch_setup.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <new>
 
