@@ -1,12 +1,11 @@
 // Runs the built `halfway` binary the way a user would and checks exit status and output.
 #include "npy.hpp"
 
-#include <gtest/gtest.h>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 namespace fs = std::filesystem;
@@ -21,14 +20,16 @@ struct Result {
 Result halfway(const std::string& args) {
   // Under AddressSanitizer, Mesa's lavapipe and the validation layer leak at exit (in libraries
   // already unloaded when the report is written); halfway's own leaks are caught by the unit tests.
-  std::string cmd = "ASAN_OPTIONS=detect_leaks=0 HALFWAY_VK_VALIDATION=1 " + std::string(HALFWAY_CLI) +
-                    " " + args + " 2>&1";
+  std::string cmd = "ASAN_OPTIONS=detect_leaks=0 HALFWAY_VK_VALIDATION=1 " +
+                    std::string(HALFWAY_CLI) + " " + args + " 2>&1";
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
+  if (!p)
+    return r;
   std::array<char, 4096> buf;
   size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    r.out.append(buf.data(), n);
   int status = pclose(p);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
@@ -70,8 +71,10 @@ TEST_F(Cli, HelpForEverySubcommand) {
 }
 
 TEST_F(Cli, RunPrintsOutputsAndDumpsNpy) {
-  auto r = halfway("run " + example("saxpy") + " --grid 1000 --arg a=2 --buffer x=iota --buffer "
-                   "y=zeros --dump y=" + path("y.npy"));
+  auto r = halfway("run " + example("saxpy") +
+                   " --grid 1000 --arg a=2 --buffer x=iota --buffer "
+                   "y=zeros --dump y=" +
+                   path("y.npy"));
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_OUTPUT(r, "saxpy on interp: 16 workgroups of 64 lanes");
   EXPECT_OUTPUT(r, "y (f32[1000]): 0 2 4 6 8 10 12 14 ...");
@@ -82,13 +85,15 @@ TEST_F(Cli, RunPrintsOutputsAndDumpsNpy) {
 
 TEST_F(Cli, RunReadsNpyAndRawInputs) {
   halfway::rt::HostBuffer x(halfway::ir::ScalarType::F32, 4);
-  for (int i = 0; i < 4; ++i) x.as<float>()[i] = 0.5f * static_cast<float>(i);
+  for (int i = 0; i < 4; ++i)
+    x.as<float>()[i] = 0.5f * static_cast<float>(i);
   halfway::cli::save_npy(path("x.npy"), x);
   halfway::cli::save_raw(path("y.raw"), x);
   auto r = halfway("run " + example("saxpy") + " --grid 4 --arg a=4 --buffer x=" + path("x.npy") +
                    " --buffer y=" + path("y.raw") + " --json");
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_OUTPUT(r, "\"y\": {\"type\": \"f32\", \"size\": 4, \"first\": [\"0\", \"2.5\", \"5\", \"7.5\"]}");
+  EXPECT_OUTPUT(
+      r, "\"y\": {\"type\": \"f32\", \"size\": 4, \"first\": [\"0\", \"2.5\", \"5\", \"7.5\"]}");
 }
 
 TEST_F(Cli, DiffOnTheInterpreterIsExact) {
@@ -98,7 +103,7 @@ TEST_F(Cli, DiffOnTheInterpreterIsExact) {
   auto j = halfway("diff " + example("narrow_f16") + " --grid 2000 --device interp --json");
   ASSERT_EQ(j.status, 0) << j.out;
   EXPECT_OUTPUT(j, "\"kernel\"");
-  EXPECT_EQ(j.out.front(), '[');
+  EXPECT_EQ(j.out.rfind("{\"command\": \"diff\", \"results\": [", 0), 0u) << j.out;
 }
 
 TEST_F(Cli, SitesAndOptInFlags) {
@@ -113,9 +118,10 @@ TEST_F(Cli, SitesAndOptInFlags) {
   auto blank = halfway("sites " + example("narrow_f16") + " '--accept-single-rounding:   '");
   EXPECT_EQ(blank.status, 2);
   EXPECT_OUTPUT(blank, "refused");
-  auto dflt = halfway("sites " + example("narrow_f16") + " --accept-single-rounding=unnamed_kernel:x");
+  auto dflt =
+      halfway("sites " + example("narrow_f16") + " --accept-single-rounding=unnamed_kernel:x");
   EXPECT_EQ(dflt.status, 2);
-  EXPECT_OUTPUT(dflt, "refused");
+  EXPECT_OUTPUT(dflt, "has no kernel 'unnamed_kernel'");
 }
 
 TEST_F(Cli, EmitIr) {
@@ -143,11 +149,14 @@ TEST_F(Cli, EmitLlvmAndSpirvFollowThePolicy) {
 
 TEST_F(Cli, RunOnEveryDevice) {
   for (const char* device : {"interp", "cpu", "vulkan"}) {
-    auto r = halfway("run " + example("saxpy") + " --grid 256 --arg a=2 --buffer x=iota --buffer "
-                     "y=zeros --device " + device + " --check");
+    auto r = halfway("run " + example("saxpy") +
+                     " --grid 256 --arg a=2 --buffer x=iota --buffer "
+                     "y=zeros --device " +
+                     device + " --check");
     if (std::string(device) == "vulkan") { // bounds checking is an interpreter/cpu feature
       EXPECT_EQ(r.status, 2) << r.out;
-      r = halfway("run " + example("saxpy") + " --grid 256 --arg a=2 --buffer x=iota --buffer "
+      r = halfway("run " + example("saxpy") +
+                  " --grid 256 --arg a=2 --buffer x=iota --buffer "
                   "y=zeros --device vulkan");
     }
     ASSERT_EQ(r.status, 0) << device << ": " << r.out;
@@ -163,7 +172,8 @@ TEST_F(Cli, DiffOnDevicesWithAndWithoutTheOptIn) {
   EXPECT_OUTPUT(strict, "65536 exact, 0 within bound, 0 violations");
   // With the opt-in the CPU JIT contracts a*b+c into an FMA: tie-stressing inputs then round
   // differently, inside the documented bound.
-  auto fused = halfway("diff " + example("narrow_f16") + " --grid 65536 --device cpu "
+  auto fused = halfway("diff " + example("narrow_f16") +
+                       " --grid 65536 --device cpu "
                        "'--accept-single-rounding=narrow_f16:display only'");
   ASSERT_EQ(fused.status, 0) << fused.out;
   EXPECT_OUTPUT(fused, "single rounding: held (display only)");
@@ -197,8 +207,10 @@ TEST_F(Cli, BadInputIsAClearErrorWithStatus2) {
   std::vector<Case> cases = {
       {"run " + broken + " --grid 64", "broken.hk:2:16"},
       {"run " + example("saxpy") + " --kernel nope --grid 64 --arg a=1", "unknown kernel nope"},
-      {"run " + example("saxpy") + " --grid 64 --arg a=1 --device quantum", "unknown device 'quantum'"},
-      {"run " + example("saxpy") + " --grid 64 --arg a=abc", "--arg a=abc: not a number (a is f32)"},
+      {"run " + example("saxpy") + " --grid 64 --arg a=1 --device quantum",
+       "unknown device 'quantum'"},
+      {"run " + example("saxpy") + " --grid 64 --arg a=abc",
+       "--arg a=abc: not a number (a is f32)"},
       {"run " + example("saxpy") + " --grid 64 --arg zz=1", "'zz', which is not a parameter"},
       {"run " + example("saxpy") + " --grid 64", "scalar parameter a (f32) has no value"},
       {"run " + path("missing.hk") + " --grid 64", "missing.hk"},
@@ -207,7 +219,7 @@ TEST_F(Cli, BadInputIsAClearErrorWithStatus2) {
        "cannot open the file"},
       {"run " + example("narrow_f16") + " --grid 1000 --buffer a=zeros:10",
        "out-of-bounds access: kernel narrow_f16"},
-      {"run " + example("saxpy") + " --grid 1099511627776 --arg a=1", "needs more than 2^32 workgroups"},
+      {"run " + example("saxpy") + " --grid 1099511627776 --arg a=1", "a grid can have along x"},
       {"run " + example("saxpy") + " --arg a=1", "no grid"},
       {"run " + example("saxpy") + " --grid 64 --arg a=1 --dump q=" + path("q.npy"), "--dump q="},
   };

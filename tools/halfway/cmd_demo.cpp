@@ -1,11 +1,12 @@
 // `halfway demo`: the README's main job. Runs every bundled example on every available device,
 // compares each with the reference interpreter, and prints one table; then shows the single-
 // rounding opt-in at work on the f16 narrowing example.
+#include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "examples.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/inputs.hpp"
+#include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/numerics/convert.hpp"
@@ -47,13 +48,15 @@ in::KernelInputs demo_inputs(const Kernel& k) {
     inputs.buffers[0] = std::move(w);
     inputs.buffers[1] = std::move(x);
     for (size_t i = 0, slot = 0; i < k->params.size(); ++i)
-      if (k->params[i].is_buffer()) inputs.args[i] = rt::Arg::of(inputs.buffers[slot++]);
+      if (k->params[i].is_buffer())
+        inputs.args[i] = rt::Arg::of(inputs.buffers[slot++]);
     return inputs;
   }
   bool narrows = !ir::narrowing_sites(k.kernel()).empty();
   std::map<std::string, uint64_t> scalars;
   for (const auto& p : k->params)
-    if (!p.is_buffer()) scalars[p.name] = p.type == ir::ScalarType::F32 ? 0x3fc00000 : 3; // 1.5
+    if (!p.is_buffer())
+      scalars[p.name] = p.type == ir::ScalarType::F32 ? 0x3fc00000 : 3; // 1.5
   return in::make_inputs(k.kernel(), 1u << 20, narrows ? in::Kind::Ties : in::Kind::Random, 5,
                          scalars);
 }
@@ -65,11 +68,20 @@ struct Row {
   std::string note;
 };
 
-Row compare(const Kernel& k, rt::Device& device, const policy::Registry& registry) {
+Row compare(const Kernel& k, rt::Device& device, const policy::Registry& registry,
+            const rt::LaunchOptions& launch) {
   auto inputs = demo_inputs(k);
   diff::Options o;
   o.registry = &registry;
-  auto report = diff::run(k, device, inputs.grid, inputs.args, o);
+  o.launch = launch;
+  diff::Report report;
+  {
+    LaunchWatch watch(k.name(),
+                      "the reference run and the launch on " + device.name() + " (--timeout each)",
+                      2 * launch.timeout);
+    report = diff::run(k, device, inputs.grid, inputs.args, o);
+    watch.check();
+  }
   Row r{k.name(), device.name()};
   for (const auto& b : report.buffers) {
     r.elements += b.size;
@@ -81,19 +93,28 @@ Row compare(const Kernel& k, rt::Device& device, const policy::Registry& registr
   return r;
 }
 
-void print_rows(const std::vector<Row>& rows) {
-  std::printf("%-16s %-34s %9s %9s %8s %10s %8s %9s\n", "kernel", "device", "elements", "exact",
-              "in bound", "violations", "max ulp", "ms (both)");
+std::string format(const char* fmt, auto... args) {
+  int n = std::snprintf(nullptr, 0, fmt, args...);
+  std::string s(static_cast<size_t>(n > 0 ? n : 0), '\0');
+  std::snprintf(s.data(), s.size() + 1, fmt, args...);
+  return s;
+}
+
+std::string rows_text(const std::vector<Row>& rows) {
+  std::string out = format("%-16s %-34s %9s %9s %8s %10s %8s %9s\n", "kernel", "device", "elements",
+                           "exact", "in bound", "violations", "max ulp", "ms (both)");
   for (const Row& r : rows) {
     std::string ulps = r.max_ulps == UINT64_MAX ? "NaN" : std::to_string(r.max_ulps);
     if (!r.note.empty()) {
-      std::printf("%-16s %-34s %s\n", r.kernel.c_str(), r.device.c_str(), r.note.c_str());
+      out += format("%-16s %-34s %s\n", r.kernel.c_str(), r.device.c_str(), r.note.c_str());
       continue;
     }
-    std::printf("%-16s %-34.34s %9llu %9llu %8llu %10llu %8s %9.2f\n", r.kernel.c_str(),
-                r.device.c_str(), (unsigned long long)r.elements, (unsigned long long)r.exact,
-                (unsigned long long)r.within, (unsigned long long)r.violations, ulps.c_str(), r.ms);
+    out +=
+        format("%-16s %-34.34s %9llu %9llu %8llu %10llu %8s %9.2f\n", r.kernel.c_str(),
+               r.device.c_str(), (unsigned long long)r.elements, (unsigned long long)r.exact,
+               (unsigned long long)r.within, (unsigned long long)r.violations, ulps.c_str(), r.ms);
   }
+  return out;
 }
 
 } // namespace
@@ -101,13 +122,28 @@ void print_rows(const std::vector<Row>& rows) {
 Runner add_demo(CLI::App& app) {
   auto* sub = app.add_subcommand("demo", "Run the bundled example kernels on every device and "
                                          "compare them with the reference interpreter");
-  auto show_ir = std::make_shared<bool>(false);
-  sub->add_flag("--ir", *show_ir, "Also print each example's IR and narrowing sites");
-  return [show_ir] {
+  struct DemoOptions {
+    bool show_ir = false;
+    std::string timeout;
+    const CLI::Option* timeout_option = nullptr;
+  };
+  auto o = std::make_shared<DemoOptions>();
+  sub->add_flag("--ir", o->show_ir, "Also print each example's IR and narrowing sites");
+  o->timeout_option =
+      sub->add_option("--timeout", o->timeout,
+                      "Seconds each launch may take (reference runs included); past it the demo "
+                      "fails with a timeout error, exit 2")
+          ->type_name("SECONDS");
+  return [o] {
+    rt::LaunchOptions launch;
+    if (o->timeout_option->count() > 0)
+      launch.timeout = parse_seconds(o->timeout, "--timeout");
+    launch.cancel = install_interrupt_handler();
+    Output& out = Output::get();
     auto kernels = examples::all();
-    if (*show_ir)
+    if (o->show_ir)
       for (const auto& k : kernels)
-        std::cout << ir::print(k.kernel()) << ir::describe_sites(k.kernel()) << "\n";
+        out.text(ir::print(k.kernel()) + ir::describe_sites(k.kernel()) + "\n");
 
     policy::Registry strict; // no opt-ins: every comparison is bit for bit
     std::vector<std::unique_ptr<rt::Device>> devices;
@@ -119,48 +155,59 @@ Runner add_demo(CLI::App& app) {
         rows.push_back({"(all)", name, 0, 0, 0, 0, 0, 0, std::string("unavailable: ") + e.what()});
       }
     }
-    std::cout << "halfway demo: " << kernels.size() << " example kernels on " << devices.size()
-              << " devices, each compared with the reference interpreter (two-step rounding)\n"
-              << "No opt-in holds, so every element must match bit for bit.\n\n";
+    out.text("halfway demo: " + std::to_string(kernels.size()) + " example kernels on " +
+             std::to_string(devices.size()) +
+             " devices, each compared with the reference interpreter (two-step rounding)\n"
+             "No opt-in holds, so every element must match bit for bit.\n\n");
     bool ok = true;
     for (const auto& k : kernels) {
       for (auto& d : devices) {
-        if (progress_enabled()) std::cerr << k.name() << " on " << d->name() << "...\r" << std::flush;
+        if (progress_enabled())
+          std::cerr << escape_for_terminal(k.name()) << " on " << escape_for_terminal(d->name())
+                    << "...\r" << std::flush;
         auto t0 = std::chrono::steady_clock::now();
-        Row r = compare(k, *d, strict);
-        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        Row r = compare(k, *d, strict, launch);
+        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                   .count();
         ok = ok && r.violations == 0;
         rows.push_back(r);
       }
     }
-    if (progress_enabled()) std::cerr << std::string(70, ' ') << "\r";
-    print_rows(rows);
+    if (progress_enabled())
+      std::cerr << std::string(70, ' ') << "\r";
+    out.text(rows_text(rows));
 
     // The opt-in: the same narrowing kernel, single rounding accepted for it alone.
     policy::Registry relaxed;
-    auto accepted = relaxed.accept_single_rounding(
-        policy::Scope::kernel("narrow_f16"), "demo: f16 output only feeds a display, 1 ulp is fine");
+    auto accepted =
+        relaxed.accept_single_rounding(policy::Scope::kernel("narrow_f16"),
+                                       "demo: f16 output only feeds a display, 1 ulp is fine");
     (void)accepted;
     std::vector<Row> opt_rows;
     for (const auto& name : rt::device_names()) {
-      if (name == "interp") continue;
+      if (name == "interp")
+        continue;
+      std::unique_ptr<rt::Device> d;
       try {
-        auto d = rt::make_device(name, &relaxed);
-        auto t0 = std::chrono::steady_clock::now();
-        Row r = compare(examples::narrow_f16(), *d, relaxed);
-        r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        ok = ok && r.violations == 0;
-        opt_rows.push_back(r);
+        d = rt::make_device(name, &relaxed);
       } catch (const Error& e) {
-        opt_rows.push_back({"narrow_f16", name, 0, 0, 0, 0, 0, 0, std::string("unavailable: ") + e.what()});
+        opt_rows.push_back(
+            {"narrow_f16", name, 0, 0, 0, 0, 0, 0, std::string("unavailable: ") + e.what()});
+        continue;
       }
+      auto t0 = std::chrono::steady_clock::now();
+      Row r = compare(examples::narrow_f16(), *d, relaxed, launch);
+      r.ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      ok = ok && r.violations == 0;
+      opt_rows.push_back(r);
     }
-    if (!opt_rows.empty()) {
-      std::cout << "\nWith accept_single_rounding(kernel \"narrow_f16\", reason): barriers lifted; "
-                   "devices that fuse may differ within 1 f16 ulp + |a*b|*2^-24 per element.\n\n";
-      print_rows(opt_rows);
-    }
-    std::cout << "\n" << (ok ? "All comparisons hold." : "VIOLATIONS found: see the table.") << "\n";
+    if (!opt_rows.empty())
+      out.text("\nWith accept_single_rounding(kernel \"narrow_f16\", reason): barriers lifted; "
+               "devices that fuse may differ within 1 f16 ulp + |a*b|*2^-24 per element.\n\n" +
+               rows_text(opt_rows));
+    out.text(std::string("\n") +
+             (ok ? "All comparisons hold." : "VIOLATIONS found: see the table.") + "\n");
     return ok ? 0 : 1;
   };
 }

@@ -1,9 +1,10 @@
 // `halfway diff FILE.hk --kernel K --device cpu|vulkan|all ...`: the differential report of a
 // kernel on devices against the reference interpreter, under the policy the opt-in flags set.
+#include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/report.hpp"
+#include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
 #include "launch_setup.hpp"
 
@@ -17,55 +18,74 @@ struct DiffOptions {
   LaunchSetup setup;
   std::string device = "all";
   bool json = false;
-  size_t max_shown = 10;
+  std::string max_shown = "10";
 };
 } // namespace
 
 Runner add_diff(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "diff", "Compare devices with the reference interpreter: bit for bit where the kernel holds "
-              "no opt-in, within the documented bound where it does. Opt in with "
-              "--accept-single-rounding[=KERNEL]:REASON and "
-              "--accept-relaxed-accumulation[=KERNEL]:REASON. Exit 0: all hold; 1: violations; 2: "
-              "errors");
+              "no opt-in, within the documented bound where it does. Exit 0: all hold; 1: "
+              "violations; 2: errors");
   auto o = std::make_shared<DiffOptions>();
   o->choice.add_options(*sub);
   o->setup.add_options(*sub);
   o->setup.inputs = "ties";
-  sub->add_option("--device,-d", o->device, "cpu, vulkan, vulkan:NAME, interp or all (every device but the interpreter)")
+  sub->add_option("--device,-d", o->device,
+                  "cpu, vulkan, vulkan:NAME, interp or all (every device but the interpreter)")
       ->capture_default_str();
-  sub->add_flag("--json", o->json, "Print the reports as JSON");
+  sub->add_flag("--json", o->json,
+                "Print one JSON document: {\"command\", \"results\": [one report per device], "
+                "\"error\"}");
   sub->add_option("--show", o->max_shown, "Violations shown per buffer")->capture_default_str();
   return [o] {
+    diff::Options opts;
+    opts.max_shown = parse_count(o->max_shown, "--show");
+    opts.launch = o->setup.launch_options();
     auto kernel = o->choice.load();
     std::vector<std::string> devices;
     if (o->device == "all") {
       for (const auto& n : rt::device_names())
-        if (n != "interp") devices.push_back(n);
-      if (devices.empty()) devices.push_back("interp");
+        if (n != "interp")
+          devices.push_back(n);
+      if (devices.empty())
+        devices.push_back("interp");
     } else {
       devices.push_back(o->device);
     }
-    diff::Options opts;
-    opts.max_shown = o->max_shown;
-    opts.launch = o->setup.launch_options();
+    // Every device is made, and the inputs checked, before the first comparison runs.
+    std::vector<std::unique_ptr<rt::Device>> made;
+    for (const auto& name : devices)
+      made.push_back(rt::make_device(name));
+    // diff::run launches on copies, so one set of inputs serves every device.
+    auto inputs = o->setup.make(kernel.kernel());
+    for (const auto& d : made)
+      check_grid(kernel.kernel(), inputs.grid, d->info());
     bool violations = false;
-    if (o->json) std::cout << "[";
-    for (size_t i = 0; i < devices.size(); ++i) {
-      auto device = rt::make_device(devices[i]);
-      auto inputs = o->setup.make(kernel.kernel());
-      check_grid(kernel.kernel(), inputs.grid, device->info());
+    for (size_t i = 0; i < made.size(); ++i) {
+      rt::Device& device = *made[i];
+      check_grid(kernel.kernel(), inputs.grid, device.info());
       if (progress_enabled())
-        std::cerr << "diff " << kernel.name() << " on " << device->name() << "...\r" << std::flush;
-      auto report = diff::run(kernel, *device, inputs.grid, inputs.args, opts);
-      if (progress_enabled()) std::cerr << std::string(60, ' ') << "\r";
+        std::cerr << "diff " << escape_for_terminal(kernel.name()) << " on "
+                  << escape_for_terminal(device.name()) << "...\r" << std::flush;
+      // The reference run and the device's launch each get the timeout.
+      diff::Report report;
+      {
+        LaunchWatch watch(kernel.name(),
+                          "the reference run and the launch on " + device.name() +
+                              " (--timeout each)",
+                          2 * opts.launch.timeout);
+        report = diff::run(kernel, device, inputs.grid, inputs.args, opts);
+        watch.check();
+      }
+      if (progress_enabled())
+        std::cerr << std::string(60, ' ') << "\r";
       violations = violations || !report.ok();
       if (o->json)
-        std::cout << (i ? ",\n" : "") << diff::to_json(report);
+        Output::get().result(diff::to_json(report));
       else
-        std::cout << diff::to_text(report) << (i + 1 < devices.size() ? "\n" : "");
+        Output::get().text(diff::to_text(report) + (i + 1 < made.size() ? "\n" : ""));
     }
-    if (o->json) std::cout << "]\n";
     return violations ? 1 : 0;
   };
 }

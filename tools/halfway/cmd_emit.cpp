@@ -1,5 +1,6 @@
 // `halfway emit FILE.hk --kernel K --ir|--llvm|--spirv`: the code each stage produces, under the
 // kernel's current budget (opt-in flags apply).
+#include "cli_util.hpp"
 #include "commands.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
@@ -14,8 +15,6 @@
 #include "halfway/codegen/spirv/codegen.hpp"
 #endif
 
-#include <iostream>
-
 namespace halfway::cli {
 
 namespace {
@@ -25,7 +24,8 @@ struct EmitOptions {
 };
 
 [[maybe_unused]] [[noreturn]] void not_built(const std::string& kernel, const char* what) {
-  throw Error(ErrorKind::Unsupported, std::string(what) + " is not part of this build", {.kernel = kernel});
+  throw Error(ErrorKind::Unsupported, std::string(what) + " is not part of this build",
+              {.kernel = kernel});
 }
 } // namespace
 
@@ -43,14 +43,14 @@ Runner add_emit(CLI::App& app) {
     auto kernel = o->choice.load();
     auto budget = policy::budget(kernel.name());
     if (o->ir) {
-      std::cout << ir::print(kernel.kernel()) << "\n" << ir::describe_sites(kernel.kernel());
+      Output::get().text(ir::print(kernel.kernel()) + "\n" + ir::describe_sites(kernel.kernel()));
       return 0;
     }
     if (o->llvm) {
 #ifdef HALFWAY_HAVE_LLVM_CODEGEN
-      std::cout << codegen::emit_llvm_ir(kernel, budget, {},
-                                         o->optimized ? codegen::EmitStage::Optimized
-                                                      : codegen::EmitStage::Lowered);
+      Output::get().text(codegen::emit_llvm_ir(kernel, budget, {},
+                                               o->optimized ? codegen::EmitStage::Optimized
+                                                            : codegen::EmitStage::Lowered));
       return 0;
 #else
       not_built(kernel.name(), "the LLVM backend");
@@ -58,7 +58,7 @@ Runner add_emit(CLI::App& app) {
     }
 #ifdef HALFWAY_HAVE_SPIRV_CODEGEN
     auto shader = codegen::spirv::generate(kernel, budget);
-    std::cout << codegen::spirv::disassemble(shader.words);
+    Output::get().text(codegen::spirv::disassemble(shader.words));
     return 0;
 #else
     not_built(kernel.name(), "the SPIR-V backend");

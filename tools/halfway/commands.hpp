@@ -2,7 +2,6 @@
 // Each subcommand registers itself on the CLI11 app and returns the function that runs it, whose
 // result is the exit status: 0 success, 1 a differential violation, 2 any error (main prints it).
 #include <CLI/CLI.hpp>
-
 #include <functional>
 
 namespace halfway::cli {

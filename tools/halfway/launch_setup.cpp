@@ -1,7 +1,9 @@
 #include "launch_setup.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "cli_util.hpp"
+#include "halfway/diff/compare.hpp"
 #include "halfway/ir/bits.hpp"
+#include "halfway/ir/error.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/policy/flag.hpp"
@@ -9,8 +11,11 @@
 #include "halfway/text/kernel_file.hpp"
 #include "npy.hpp"
 
+#include <algorithm>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <unistd.h>
 
 namespace halfway::cli {
@@ -23,11 +28,11 @@ namespace {
   throw Error(ErrorKind::Usage, message, c);
 }
 
-std::pair<std::string, std::string> split_assignment(const std::string& kernel, const std::string& s,
-                                                     const char* option) {
+std::pair<std::string, std::string> split_assignment(const std::string& kernel,
+                                                     const std::string& s, const char* option) {
   auto eq = s.find('=');
   if (eq == std::string::npos || eq == 0)
-    usage(kernel, std::string(option) + " '" + s + "' is not NAME=VALUE");
+    usage(kernel, std::string(option) + " '" + escape_for_terminal(s) + "' is not NAME=VALUE");
   return {s.substr(0, eq), s.substr(eq + 1)};
 }
 
@@ -35,102 +40,251 @@ uint32_t param_index(const ir::Kernel& k, const std::string& name, const char* o
   uint32_t i = k.find_param(name);
   if (i == ir::kNone) {
     std::string known;
-    for (const auto& p : k.params) known += (known.empty() ? "" : ", ") + p.name;
-    usage(k.name, std::string(option) + " names '" + name + "', which is not a parameter; the "
-                                        "kernel has " + known);
+    for (const auto& p : k.params)
+      known += (known.empty() ? "" : ", ") + p.name;
+    usage(k.name, std::string(option) + " names '" + escape_for_terminal(name) +
+                      "', which is not a parameter; the "
+                      "kernel has " +
+                      known);
   }
   return i;
 }
 
-// A scalar argument's bit pattern from its text, in the parameter's type.
+// A scalar argument's bit pattern from its text, in the parameter's type. Float values follow
+// the text form's rule for constants: f32 and narrower are read through float, f64 through
+// double, and the value must then be exactly one value of the parameter's type, so that
+// --arg h=70000 (past f16's range) or h=0.1 (between two f16 values) is refused as 70000:f16 and
+// 0.1:f16 are in a .hk file.
 uint64_t scalar_bits(const ir::Kernel& k, const ir::Param& p, const std::string& text) {
   auto wrong = [&](const std::string& why) -> uint64_t {
-    usage(k.name, "--arg " + p.name + "=" + text + ": " + why + " (" + p.name + " is " +
-                      std::string(ir::name(p.type)) + ")");
+    usage(k.name, "--arg " + p.name + "=" + escape_for_terminal(text) + ": " + why + " (" + p.name +
+                      " is " + std::string(ir::name(p.type)) + ")");
   };
   const char* first = text.data();
   const char* last = text.data() + text.size();
-  if (text.empty()) return wrong("empty value");
+  const std::string tname(ir::name(p.type));
+  if (text.empty())
+    return wrong("empty value");
   if (ir::is_float(p.type)) {
-    double v;
-    if (text == "inf" || text == "+inf") v = HUGE_VAL;
-    else if (text == "-inf") v = -HUGE_VAL;
-    else if (text == "nan") v = std::nan("");
-    else {
-      auto r = std::from_chars(first, last, v);
-      if (r.ec != std::errc() || r.ptr != last) return wrong("not a number");
+    const num::Format fmt = ir::format_of(p.type);
+    if (text == "nan")
+      return num::from_double(fmt, std::nan(""));
+    if (text == "inf" || text == "+inf" || text == "-inf") {
+      if (p.type == ir::ScalarType::E4M3)
+        return wrong("e4m3 has no infinity");
+      return num::from_double(fmt, text[0] == '-' ? -HUGE_VAL : HUGE_VAL);
     }
-    return num::from_double(ir::format_of(p.type), v);
+    if (text.find_first_not_of("0123456789+-.eE") != std::string::npos)
+      return wrong("not a number");
+    double v;
+    if (p.type == ir::ScalarType::F64) {
+      auto r = std::from_chars(first, last, v);
+      if (r.ec == std::errc::result_out_of_range || (r.ec == std::errc() && std::isinf(v)))
+        return wrong("out of range for f64");
+      if (r.ec != std::errc() || r.ptr != last)
+        return wrong("not a number");
+    } else {
+      float f;
+      auto r = std::from_chars(first, last, f);
+      if (r.ec == std::errc::result_out_of_range || (r.ec == std::errc() && std::isinf(f)))
+        return wrong(p.type == ir::ScalarType::F32 ? "out of range for f32"
+                                                   : "out of range for f32, and so for " + tname);
+      if (r.ec != std::errc() || r.ptr != last)
+        return wrong("not a number");
+      v = f;
+    }
+    uint64_t bits = 0;
+    if (ir::exact_bits(p.type, v, bits))
+      return bits;
+    const uint64_t max_bits = num::from_double(fmt, DBL_MAX, num::Rounding::TowardZero);
+    if (std::fabs(v) > ir::widen_to_double(p.type, max_bits))
+      return wrong("out of range for " + tname + " (the largest finite value is " +
+                   diff::value_text(p.type, max_bits) + ")");
+    return wrong("not exactly representable in " + tname + "; the nearest value is " +
+                 diff::value_text(p.type, num::from_double(fmt, v)));
   }
   if (p.type == ir::ScalarType::Bool) {
-    if (text == "true" || text == "1") return 1;
-    if (text == "false" || text == "0") return 0;
+    if (text == "true" || text == "1")
+      return 1;
+    if (text == "false" || text == "0")
+      return 0;
     return wrong("not true or false");
   }
   const auto& info = ir::info(p.type);
   if (info.is_signed) {
     int64_t v;
     auto r = std::from_chars(first, last, v);
-    if (r.ec != std::errc() || r.ptr != last) return wrong("not an integer");
-    if (info.bits < 64 && (v < -(int64_t{1} << (info.bits - 1)) || v >= (int64_t{1} << (info.bits - 1))))
+    if (r.ec == std::errc::result_out_of_range)
+      return wrong("out of range");
+    if (r.ec != std::errc() || r.ptr != last)
+      return wrong("not an integer");
+    if (info.bits < 64 &&
+        (v < -(int64_t{1} << (info.bits - 1)) || v >= (int64_t{1} << (info.bits - 1))))
       return wrong("out of range");
     return ir::truncate_bits(p.type, static_cast<uint64_t>(v));
   }
+  if (text[0] == '-')
+    return wrong("negative, and " + tname + " is unsigned");
   uint64_t v;
   auto r = std::from_chars(first, last, v);
-  if (r.ec != std::errc() || r.ptr != last) return wrong("not a non-negative integer");
-  if (info.bits < 64 && v >> info.bits) return wrong("out of range");
+  if (r.ec == std::errc::result_out_of_range)
+    return wrong("out of range");
+  if (r.ec != std::errc() || r.ptr != last)
+    return wrong("not a non-negative integer");
+  if (info.bits < 64 && v >> info.bits)
+    return wrong("out of range");
   return v;
+}
+
+std::string single_quoted(const std::string& s) {
+  return "'" + escape_for_terminal(s) + "'";
 }
 
 } // namespace
 
-void KernelChoice::add_options(CLI::App& sub) {
+void OptInFlags::add_options(CLI::App& sub) {
+  sub.add_option("--accept-single-rounding", single,
+                 "Opt in to single rounding for KERNEL (default: every kernel of the file) with "
+                 "REASON, written as one argument: --accept-single-rounding=narrow_f16:'f16 "
+                 "output feeds a display'. KERNEL must be a kernel of the file")
+      ->type_name("[=KERNEL]:REASON");
+  sub.add_option("--accept-relaxed-accumulation", relaxed,
+                 "Opt in to relaxed accumulation for KERNEL (default: every kernel of the file) "
+                 "with REASON, written as one argument like --accept-single-rounding")
+      ->type_name("[=KERNEL]:REASON");
+}
+
+void OptInFlags::apply(const text::KernelFile& file) const {
+  auto one = [&](const char* name, const std::string& rest) {
+    std::string arg = name + rest;
+    std::string shown = escape_for_terminal(arg);
+    auto parsed = policy::parse_opt_in_flag(arg);
+    ErrorContext c;
+    c.file = file.file_name();
+    if (!parsed.flag)
+      throw Error(ErrorKind::Usage, shown + ": " + parsed.error, c);
+    const policy::OptInFlag& f = *parsed.flag;
+    for (unsigned char ch : f.reason)
+      if (ch < 0x20 || ch == 0x7f)
+        throw Error(ErrorKind::Usage, shown + ": the reason holds a control character", c);
+    if (!f.scope.is_all_kernels()) {
+      auto names = file.kernel_names();
+      if (std::find(names.begin(), names.end(), f.scope.kernel_name()) == names.end()) {
+        std::string known;
+        for (const auto& n : names)
+          known += (known.empty() ? "" : ", ") + escape_for_terminal(n);
+        throw Error(ErrorKind::Usage,
+                    shown + ": the file has no kernel " + single_quoted(f.scope.kernel_name()) +
+                        " (it has " + known + "), so this opt-in would cover nothing",
+                    c);
+      }
+    }
+    auto outcome = policy::accept(f.kind, f.scope, f.reason);
+    if (!outcome.ok())
+      throw Error(ErrorKind::Usage,
+                  shown + ": refused: " + policy::refusal_message(outcome.error()), c);
+  };
+  for (const auto& r : single)
+    one("--accept-single-rounding", r);
+  for (const auto& r : relaxed)
+    one("--accept-relaxed-accumulation", r);
+}
+
+void KernelChoice::add_options(CLI::App& sub, bool optional_kernel) {
   sub.add_option("file", file, "A .hk kernel file")->required();
-  sub.add_option("--kernel,-k", kernel, "The kernel to use (default: the file's only kernel)");
+  sub.add_option("--kernel,-k", kernel,
+                 optional_kernel ? "Only this kernel"
+                                 : "The kernel to use (default: the file's only kernel)");
+  opt_ins.add_options(sub);
+}
+
+text::KernelFile KernelChoice::load_file() const {
+  text::KernelFile f = text::parse_file(file);
+  opt_ins.apply(f);
+  return f;
 }
 
 ir::VerifiedKernel KernelChoice::load() const {
-  text::KernelFile f = text::parse_file(file);
-  if (!kernel.empty()) return f.verify(kernel);
+  text::KernelFile f = load_file();
+  if (!kernel.empty())
+    return f.verify(kernel);
   if (f.kernels().size() != 1) {
     std::string names;
-    for (const auto& n : f.kernel_names()) names += (names.empty() ? "" : ", ") + n;
+    for (const auto& n : f.kernel_names())
+      names += (names.empty() ? "" : ", ") + n;
     ErrorContext c;
     c.file = file;
-    throw Error(ErrorKind::Usage, "the file holds several kernels (" + names + "); pick one with --kernel", c);
+    throw Error(ErrorKind::Usage,
+                "the file holds several kernels (" + names + "); pick one with --kernel", c);
   }
   return f.verify(size_t{0});
 }
 
 void LaunchSetup::add_options(CLI::App& sub) {
-  sub.add_option("--grid", grid, "Lanes along x (rounded up to whole workgroups)");
-  sub.add_option("--groups", groups, "Workgroups along x (instead of --grid)");
+  grid_option = sub.add_option("--grid", grid, "Lanes along x (rounded up to whole workgroups)")
+                    ->type_name("LANES");
+  groups_option =
+      sub.add_option("--groups", groups, "Workgroups along x (instead of --grid)")->type_name("N");
   sub.add_option("--buffer,-b", buffers,
                  "NAME=SPEC: SPEC is random[:N], zeros[:N], iota[:N] or a file (.npy or raw "
                  "little-endian); N defaults to the grid's lanes");
-  sub.add_option("--arg,-a", args, "NAME=VALUE for a scalar parameter");
-  sub.add_option("--inputs", inputs, "Generator for buffers not given: random, ties, edges, zeros, iota")
+  sub.add_option("--arg,-a", args,
+                 "NAME=VALUE for a scalar parameter; a float value must be exactly a value of "
+                 "the parameter's type (as constants in .hk files)");
+  sub.add_option("--inputs", inputs,
+                 "Generator for buffers not given: random, ties, edges, zeros, iota")
       ->capture_default_str();
   sub.add_option("--seed", seed, "Seed of the random generators")->capture_default_str();
   sub.add_flag("--check", check, "Bounds checking on devices that support it");
   sub.add_flag("--deterministic", deterministic, "One thread, workgroups in order");
-  sub.add_option("--threads", threads, "Worker threads (0: all cores)");
+  sub.add_option("--threads", threads, "Worker threads (0: all cores)")->type_name("N");
+  timeout_option =
+      sub.add_option(
+             "--timeout", timeout,
+             "Seconds each launch may take (the interpreter's reference runs included); past "
+             "it the command fails with a timeout error, exit 2")
+          ->type_name("SECONDS");
 }
 
 diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
   namespace in = diff::inputs;
-  if (grid && groups) usage(k.name, "give --grid or --groups, not both");
-  uint64_t lanes = groups ? groups * k.workgroup[0] : grid;
-  if (!lanes) usage(k.name, "no grid: give --grid LANES or --groups N");
+  const bool has_grid = grid_option && grid_option->count() > 0;
+  const bool has_groups = groups_option && groups_option->count() > 0;
+  if (has_grid && has_groups)
+    usage(k.name, "give --grid or --groups, not both");
+  const uint64_t width = k.workgroup[0];
+  const uint64_t max_groups = 0xffffffffull;
+  uint64_t lanes = 0;
+  if (has_groups) {
+    uint64_t g = parse_count(groups, "--groups");
+    if (g > max_groups)
+      usage(k.name, "--groups " + groups + ": more than the " + std::to_string(max_groups) +
+                        " workgroups a grid can have along x");
+    lanes = *checked_mul(g, width); // both below 2^32
+  } else if (has_grid) {
+    lanes = parse_count(grid, "--grid");
+    uint64_t g = lanes / width + (lanes % width != 0);
+    if (g > max_groups)
+      usage(k.name, "--grid " + grid + ": " + grid + " lanes need " + std::to_string(g) +
+                        " workgroups of " + std::to_string(width) + " lanes, more than the " +
+                        std::to_string(max_groups) + " a grid can have along x");
+  }
+  if (!lanes)
+    usage(k.name, "no grid: give --grid LANES or --groups N (at least 1)");
+  const uint64_t seed_value = parse_count(seed, "--seed");
   auto kind = in::parse_kind(inputs);
-  if (!kind) usage(k.name, "--inputs " + inputs + ": not one of random, ties, edges, zeros, iota");
+  if (!kind)
+    usage(k.name, "--inputs " + escape_for_terminal(inputs) +
+                      ": not one of random, ties, edges, zeros, iota");
 
   std::map<std::string, uint64_t> scalars;
   for (const auto& a : args) {
     auto [name, value] = split_assignment(k.name, a, "--arg");
     const ir::Param& p = k.params[param_index(k, name, "--arg")];
-    if (p.is_buffer()) usage(k.name, "--arg " + name + ": " + name + " is a buffer; use --buffer");
+    if (p.is_buffer())
+      usage(k.name, "--arg " + name + ": " + name + " is a buffer; use --buffer");
+    if (scalars.count(name))
+      usage(k.name, "--arg " + name + " is given twice; give each scalar once");
     scalars[name] = scalar_bits(k, p, value);
   }
   for (const auto& p : k.params)
@@ -138,41 +292,81 @@ diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
       usage(k.name, "scalar parameter " + p.name + " (" + std::string(ir::name(p.type)) +
                         ") has no value; give --arg " + p.name + "=VALUE");
 
-  in::KernelInputs result = in::make_inputs(k, lanes, *kind, seed, scalars);
-  if (groups) result.grid = rt::Grid{{static_cast<uint32_t>(groups), 1, 1}};
+  // Every buffer parameter gets `lanes` elements first: refuse what cannot be allocated.
+  const uint64_t memory = physical_memory_bytes();
+  auto check_bytes = [&](const std::string& what, uint64_t count, ir::ScalarType type,
+                         uint64_t& total) {
+    auto bytes = checked_mul(count, ir::bytes(type));
+    auto sum = bytes ? checked_add(total, *bytes) : std::nullopt;
+    if (!bytes || !sum || (memory && *sum > memory))
+      usage(k.name,
+            what + ": " + std::to_string(count) + " elements of " + std::string(ir::name(type)) +
+                (bytes ? " (" + std::to_string(*bytes) + " bytes)" : " (more than 2^64 bytes)") +
+                " do not fit in this machine's memory" +
+                (memory ? " (" + std::to_string(memory) + " bytes)" : ""));
+    total = *sum;
+  };
+  uint64_t total = 0;
+  for (const auto& p : k.params)
+    if (p.is_buffer())
+      check_bytes("buffer " + p.name + " for " + std::to_string(lanes) + " lanes", lanes, p.type,
+                  total);
 
-  // Per-buffer overrides. Buffers are stored in parameter order among buffer parameters.
+  // Per-buffer overrides, checked before anything is allocated.
+  struct Override {
+    uint32_t param;
+    std::string gen; // random, zeros, iota, or empty for a file
+    uint64_t count;
+    std::string file;
+  };
+  std::vector<Override> overrides;
+  std::set<std::string> seen;
   for (const auto& b : buffers) {
     auto [name, spec] = split_assignment(k.name, b, "--buffer");
     uint32_t pi = param_index(k, name, "--buffer");
     const ir::Param& p = k.params[pi];
-    if (!p.is_buffer()) usage(k.name, "--buffer " + name + ": " + name + " is a scalar; use --arg");
-    size_t slot = 0;
-    for (uint32_t i = 0; i < pi; ++i) slot += k.params[i].is_buffer();
-    rt::HostBuffer& target = result.buffers[slot];
-    std::string gen = spec, count;
-    if (auto colon = spec.find(':'); colon != std::string::npos && colon > 0 &&
-                                    (spec.rfind("random", 0) == 0 || spec.rfind("zeros", 0) == 0 ||
-                                     spec.rfind("iota", 0) == 0)) {
-      gen = spec.substr(0, colon);
-      count = spec.substr(colon + 1);
-    }
-    size_t n = lanes;
-    if (!count.empty()) {
-      auto r = std::from_chars(count.data(), count.data() + count.size(), n);
-      if (r.ec != std::errc() || r.ptr != count.data() + count.size())
-        usage(k.name, "--buffer " + b + ": size '" + count + "' is not a number");
-    }
-    if (gen == "random" || gen == "zeros" || gen == "iota") {
-      target = rt::HostBuffer(p.type, n);
-      if (gen == "random") in::fill_random(target, seed * 1000003 + pi);
-      if (gen == "iota") in::fill_iota(target);
+    if (!p.is_buffer())
+      usage(k.name, "--buffer " + name + ": " + name + " is a scalar; use --arg");
+    if (!seen.insert(name).second)
+      usage(k.name, "--buffer " + name + " is given twice; give each buffer once");
+    Override o{pi, "", lanes, ""};
+    std::string word = spec.substr(0, spec.find(':'));
+    if (word == "random" || word == "zeros" || word == "iota") {
+      o.gen = word;
+      if (word.size() < spec.size())
+        o.count = parse_count(spec.substr(word.size() + 1), "--buffer " + name + "=" + word + ":");
+      uint64_t ignored = 0;
+      check_bytes("--buffer " + name + "=" + escape_for_terminal(spec), o.count, p.type, ignored);
     } else {
-      target = load_buffer(spec, p.type);
+      if (spec.empty())
+        usage(k.name, "--buffer " + name + "=: no file or generator");
+      o.file = spec;
     }
+    overrides.push_back(std::move(o));
+  }
+
+  in::KernelInputs result = in::make_inputs(k, lanes, *kind, seed_value, scalars);
+
+  // Buffers are stored in parameter order among buffer parameters.
+  for (const auto& o : overrides) {
+    const ir::Param& p = k.params[o.param];
+    size_t slot = 0;
+    for (uint32_t i = 0; i < o.param; ++i)
+      slot += k.params[i].is_buffer();
+    rt::HostBuffer& target = result.buffers[slot];
+    if (o.gen.empty()) {
+      target = load_buffer(o.file, p.type);
+      continue;
+    }
+    target = rt::HostBuffer(p.type, o.count);
+    if (o.gen == "random")
+      in::fill_random(target, seed_value * 1000003 + o.param);
+    if (o.gen == "iota")
+      in::fill_iota(target);
   }
   for (size_t i = 0, slot = 0; i < k.params.size(); ++i) {
-    if (k.params[i].is_buffer()) result.args[i] = rt::Arg::of(result.buffers[slot++]);
+    if (k.params[i].is_buffer())
+      result.args[i] = rt::Arg::of(result.buffers[slot++]);
   }
   rt::check_args(k, result.grid, result.args);
   return result;
@@ -182,34 +376,76 @@ rt::LaunchOptions LaunchSetup::launch_options() const {
   rt::LaunchOptions o;
   o.check_bounds = check;
   o.deterministic = deterministic;
-  o.threads = threads;
+  uint64_t t = parse_count(threads, "--threads");
+  if (t > 4096)
+    usage("", "--threads " + threads + ": more than 4096 threads");
+  o.threads = static_cast<unsigned>(t);
+  if (timeout_option && timeout_option->count() > 0)
+    o.timeout = parse_seconds(timeout, "--timeout");
+  o.cancel = install_interrupt_handler();
   return o;
+}
+
+std::vector<DumpRequest> parse_dumps(const ir::Kernel& k, const std::vector<std::string>& dumps) {
+  std::vector<DumpRequest> out;
+  std::set<std::string> paths;
+  for (const auto& d : dumps) {
+    auto eq = d.find('=');
+    std::string name = eq == std::string::npos ? d : d.substr(0, eq);
+    uint32_t p = k.find_param(name);
+    if (eq == std::string::npos || eq == 0)
+      usage(k.name, "--dump " + escape_for_terminal(d) + ": expected BUFFER=PATH");
+    if (p == ir::kNone || !k.params[p].is_buffer()) {
+      std::string known;
+      for (const auto& q : k.params)
+        if (q.is_buffer())
+          known += (known.empty() ? "" : ", ") + q.name;
+      usage(k.name, "--dump " + escape_for_terminal(d) + ": " + single_quoted(name) +
+                        " is not a buffer parameter; the kernel's buffers are " + known);
+    }
+    std::string path = d.substr(eq + 1);
+    if (path.empty())
+      usage(k.name, "--dump " + escape_for_terminal(d) + ": no path");
+    if (!paths.insert(path).second)
+      usage(k.name, "--dump " + escape_for_terminal(d) + ": another --dump writes the same path");
+    check_output_path(path, "--dump " + name);
+    size_t slot = 0;
+    for (uint32_t i = 0; i < p; ++i)
+      slot += k.params[i].is_buffer();
+    out.push_back({slot, name, path});
+  }
+  return out;
 }
 
 void check_grid(const ir::Kernel& k, const rt::Grid& grid, const rt::DeviceInfo& device) {
   for (int d = 0; d < 3; ++d)
     if (grid.groups[d] > device.max_groups[d])
-      usage(k.name, "grid of " + std::to_string(grid.groups[d]) + " workgroups along " +
-                        "xyz"[d] + " exceeds device " + device.name + "'s limit of " +
+      usage(k.name, "grid of " + std::to_string(grid.groups[d]) + " workgroups along " + "xyz"[d] +
+                        " exceeds device " + device.name + "'s limit of " +
                         std::to_string(device.max_groups[d]));
 }
 
-void apply_opt_in_flags(std::vector<std::string>& args) {
-  std::vector<std::string> rest;
+void rewrite_opt_in_flags(std::vector<std::string>& args) {
   for (auto& a : args) {
-    if (!policy::is_opt_in_flag(a)) {
-      rest.push_back(a);
+    if (a == "--")
+      break;
+    if (!policy::is_opt_in_flag(a))
       continue;
-    }
     auto parsed = policy::parse_opt_in_flag(a);
-    if (!parsed.flag) throw Error(ErrorKind::Usage, a + ": " + parsed.error);
-    auto outcome = policy::accept(parsed.flag->kind, parsed.flag->scope, parsed.flag->reason);
-    if (!outcome.ok())
-      throw Error(ErrorKind::Usage, a + ": refused: " + policy::refusal_message(outcome.error()));
+    if (!parsed.flag)
+      throw Error(ErrorKind::Usage, escape_for_terminal(a) + ": " + parsed.error);
+    for (const char* name : {"--accept-single-rounding", "--accept-relaxed-accumulation"}) {
+      std::string n = name;
+      if (a.compare(0, n.size(), n) == 0 && (a[n.size()] == '=' || a[n.size()] == ':')) {
+        a = n + "=" + a.substr(n.size());
+        break;
+      }
+    }
   }
-  args = std::move(rest);
 }
 
-bool progress_enabled() { return isatty(2) == 1; }
+bool progress_enabled() {
+  return isatty(2) == 1;
+}
 
 } // namespace halfway::cli

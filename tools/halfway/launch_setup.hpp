@@ -6,45 +6,76 @@
 #include "halfway/diff/inputs.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/text/kernel_file.hpp"
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <vector>
 
 namespace halfway::cli {
 
+// --accept-single-rounding[=KERNEL]:REASON and --accept-relaxed-accumulation[=KERNEL]:REASON on
+// the subcommands that read a kernel file. main() rewrites each such argument into the form
+// CLI11 parses (rewrite_opt_in_flags); apply() checks them against the file (a named kernel must
+// be in it, a reason must hold no control character) and records them in the process's policy.
+struct OptInFlags {
+  std::vector<std::string> single, relaxed; // what followed the flag name, '=' or ':' first
+  void add_options(CLI::App& sub);
+  void apply(const text::KernelFile& file) const;
+};
+
 struct KernelChoice {
   std::string file;
   std::string kernel; // empty: the file's only kernel
-  void add_options(CLI::App& sub);
+  OptInFlags opt_ins;
+  // `optional_kernel`: --kernel may be left out even when the file holds several kernels.
+  void add_options(CLI::App& sub, bool optional_kernel = false);
+  // The parsed file, with the opt-in flags applied.
+  text::KernelFile load_file() const;
   ir::VerifiedKernel load() const;
 };
 
+// Numbers are taken as text and parsed strictly (cli_util.hpp): a sign, a fraction or a value
+// past 2^64-1 is an error rather than a wrapped or truncated count.
 struct LaunchSetup {
-  uint64_t grid = 0;   // lanes along x (--grid)
-  uint64_t groups = 0; // or workgroups along x (--groups)
+  std::string grid;                 // lanes along x (--grid)
+  std::string groups;               // or workgroups along x (--groups)
   std::vector<std::string> buffers; // NAME=SPEC
   std::vector<std::string> args;    // NAME=VALUE
   std::string inputs = "random";    // default generator for input buffers
-  uint64_t seed = 1;
+  std::string seed = "1";
   bool check = false;
   bool deterministic = false;
-  unsigned threads = 0;
+  std::string threads = "0";
+  std::string timeout; // seconds; empty: none
+  // Whether each option was given at all (an empty --grid '' is an error, not "no grid").
+  const CLI::Option* grid_option = nullptr;
+  const CLI::Option* groups_option = nullptr;
+  const CLI::Option* timeout_option = nullptr;
 
   void add_options(CLI::App& sub);
-  // Buffers and arguments for `kernel`, ready to launch.
+  // Buffers and arguments for `kernel`, ready to launch. Every count is checked, and buffers
+  // that would not fit in this machine's memory are refused before they are allocated.
   diff::inputs::KernelInputs make(const ir::Kernel& kernel) const;
+  // check_bounds, deterministic, threads, the --timeout and the Ctrl-C flag as cancel.
   rt::LaunchOptions launch_options() const;
 };
+
+// One --dump BUFFER=PATH, checked before the launch: the buffer exists, the path can be written.
+struct DumpRequest {
+  size_t slot; // among the kernel's buffer parameters
+  std::string buffer, path;
+};
+std::vector<DumpRequest> parse_dumps(const ir::Kernel& kernel,
+                                     const std::vector<std::string>& dumps);
 
 // Throws a Usage error when the grid exceeds what `device` can dispatch.
 void check_grid(const ir::Kernel& kernel, const rt::Grid& grid, const rt::DeviceInfo& device);
 
-// Applies every --accept-single-rounding[=K]:REASON and --accept-relaxed-accumulation[=K]:REASON
-// argument to the process-wide policy and removes them from argv (CLI11 cannot parse the
-// `--flag:value` form). A malformed flag or a refused opt-in is a Usage error.
-void apply_opt_in_flags(std::vector<std::string>& args);
+// Rewrites every --accept-single-rounding[=K]:REASON and --accept-relaxed-accumulation[=K]:REASON
+// argument as "--accept-...=REST" (REST: what followed the flag name), which CLI11 parses; the
+// subcommands that take them declare them (OptInFlags). A malformed flag is a Usage error.
+void rewrite_opt_in_flags(std::vector<std::string>& args);
 
 // True when stderr is a terminal: progress lines go there only then.
 bool progress_enabled();

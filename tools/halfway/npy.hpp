@@ -17,9 +17,13 @@ rt::HostBuffer load_raw(const std::string& path, ir::ScalarType type);
 // Loads .npy when the name ends in ".npy", raw otherwise.
 rt::HostBuffer load_buffer(const std::string& path, ir::ScalarType type);
 
+// Writing replaces the file atomically (cli_util.hpp: write_file_atomically).
 void save_npy(const std::string& path, const rt::HostBuffer& buffer);
 void save_raw(const std::string& path, const rt::HostBuffer& buffer);
 void save_buffer(const std::string& path, const rt::HostBuffer& buffer);
+// What save_npy and save_buffer write.
+std::string npy_bytes(const rt::HostBuffer& buffer);
+std::string buffer_bytes(const std::string& path, const rt::HostBuffer& buffer);
 
 // The NumPy dtype string of a type ("<f2", "<u4", ...), and whether `descr` can hold `type`.
 std::string npy_descr(ir::ScalarType type);
