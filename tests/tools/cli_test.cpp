@@ -106,6 +106,27 @@ TEST_F(Cli, DiffOnTheInterpreterIsExact) {
   EXPECT_EQ(j.out.rfind("{\"command\": \"diff\", \"results\": [", 0), 0u) << j.out;
 }
 
+TEST_F(Cli, DiffThatProvesNothingExitsOneUnlessAccepted) {
+  // a = 0 leaves y as it was: equal results prove nothing about the device.
+  auto zero = halfway("diff " + example("saxpy") + " --grid 4096 --device cpu --arg a=0");
+  EXPECT_EQ(zero.status, 1) << zero.out;
+  EXPECT_OUTPUT(zero, "inconclusive: y:");
+  EXPECT_OUTPUT(zero, "result: INCONCLUSIVE (1 inconclusive buffer)");
+  auto accepted = halfway("diff " + example("saxpy") +
+                          " --grid 4096 --device cpu --arg a=0 --accept-inconclusive");
+  EXPECT_EQ(accepted.status, 0) << accepted.out;
+  EXPECT_OUTPUT(accepted, "result: OK, inconclusive accepted");
+  auto real = halfway("diff " + example("saxpy") + " --grid 4096 --device cpu --arg a=3");
+  EXPECT_EQ(real.status, 0) << real.out;
+  EXPECT_OUTPUT(real, "result: OK\n");
+  // Packed fp8 weights drawn for how the kernel unpacks them: finite, so rows are numbers.
+  auto gemv = halfway("diff " + example("gemv_fp8_e4m3") +
+                      " --grid 64 --device cpu --arg cols=256 --buffer w=random:4096 --buffer "
+                      "x=random:256");
+  EXPECT_EQ(gemv.status, 0) << gemv.out;
+  EXPECT_OUTPUT(gemv, "result: OK\n");
+}
+
 TEST_F(Cli, SitesAndOptInFlags) {
   auto r = halfway("sites " + example("narrow_f16"));
   ASSERT_EQ(r.status, 0) << r.out;

@@ -19,6 +19,8 @@ struct DiffOptions {
   std::string device = "all";
   bool json = false;
   std::string max_shown = "10";
+  std::string max_unchecked = "0";
+  bool accept_inconclusive = false;
 };
 } // namespace
 
@@ -26,7 +28,7 @@ Runner add_diff(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "diff", "Compare devices with the reference interpreter: bit for bit where the kernel holds "
               "no opt-in, within the documented bound where it does. Exit 0: all hold; 1: "
-              "violations; 2: errors");
+              "violations or an inconclusive comparison; 2: errors");
   auto o = std::make_shared<DiffOptions>();
   o->choice.add_options(*sub);
   o->setup.add_options(*sub);
@@ -38,9 +40,18 @@ Runner add_diff(CLI::App& app) {
                 "Print one JSON document: {\"command\", \"results\": [one report per device], "
                 "\"error\"}");
   sub->add_option("--show", o->max_shown, "Violations shown per buffer")->capture_default_str();
+  sub->add_option("--max-unchecked", o->max_unchecked,
+                  "Elements per buffer that may differ with nothing bounding them before the "
+                  "comparison is inconclusive")
+      ->capture_default_str();
+  sub->add_flag("--accept-inconclusive", o->accept_inconclusive,
+                "Exit 0 when nothing is violated even if a comparison proves nothing (an output "
+                "all NaN, never written, or unchecked); it is still reported");
   return [o] {
     diff::Options opts;
     opts.max_shown = parse_count(o->max_shown, "--show");
+    opts.max_unchecked = parse_count(o->max_unchecked, "--max-unchecked");
+    opts.accept_inconclusive = o->accept_inconclusive;
     opts.launch = o->setup.launch_options();
     auto kernel = o->choice.load();
     std::vector<std::string> devices;

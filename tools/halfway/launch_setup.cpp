@@ -359,10 +359,25 @@ diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
       continue;
     }
     target = rt::HostBuffer(p.type, o.count);
-    if (o.gen == "random")
-      in::fill_random(target, seed_value * 1000003 + o.param);
     if (o.gen == "iota")
       in::fill_iota(target);
+  }
+  // Explicit `random` buffers follow how the kernel uses them (packed words get finite packed
+  // values, index buffers in-range indices) once every buffer has its final length.
+  std::vector<uint64_t> lengths(k.params.size(), 0);
+  for (uint32_t i = 0, slot = 0; i < k.params.size(); ++i)
+    if (k.params[i].is_buffer())
+      lengths[i] = result.buffers[slot++].size();
+  for (const auto& o : overrides) {
+    if (o.gen != "random")
+      continue;
+    size_t slot = 0;
+    for (uint32_t i = 0; i < o.param; ++i)
+      slot += k.params[i].is_buffer();
+    rt::HostBuffer& target = result.buffers[slot];
+    const uint64_t s = seed_value * 1000003 + o.param;
+    if (!in::fill_for_use(k, o.param, target, in::Kind::Random, s, lengths))
+      in::fill_random(target, s);
   }
   for (size_t i = 0, slot = 0; i < k.params.size(); ++i) {
     if (k.params[i].is_buffer())
