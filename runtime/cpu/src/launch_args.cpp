@@ -2,27 +2,23 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace halfway::rt::cpu_detail {
 
 LaunchArgs::LaunchArgs(const ir::Kernel& k, const Grid& grid, std::span<const Arg> args,
-                       bool copy_written) {
+                       const std::atomic<uint32_t>* cancel) {
   size_t n = k.params.size();
   buffers_.assign(n, nullptr);
   lengths_.assign(n, 0);
   scalars_.assign(n, 0);
-  if (copy_written)
-    for (size_t i = 0; i < n; ++i)
-      if (k.params[i].is_buffer() && k.params[i].access != ir::Access::Read)
-        copies_.try_emplace(args[i].buffer, args[i].buffer->clone());
   for (size_t i = 0; i < n; ++i) {
     if (!k.params[i].is_buffer()) {
       scalars_[i] = args[i].scalar;
       continue;
     }
     HostBuffer* b = args[i].buffer;
-    auto copy = copies_.find(b);
-    buffers_[i] = copy != copies_.end() ? copy->second.data() : b->data();
+    buffers_[i] = b->data();
     lengths_[i] = b->size();
     for (size_t j = 0; j < i; ++j)
       if (k.params[j].is_buffer() && args[j].buffer == b)
@@ -33,19 +29,54 @@ LaunchArgs::LaunchArgs(const ir::Kernel& k, const Grid& grid, std::span<const Ar
   args_.scalars = scalars_.data();
   std::copy(grid.groups.begin(), grid.groups.end(), args_.num_groups);
   args_.error = &error_;
+  // The generated code reads the word with a plain (volatile) 32-bit load; std::atomic<uint32_t>
+  // is lock-free and has uint32_t's representation.
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+                std::atomic<uint32_t>::is_always_lock_free);
+  args_.cancel = reinterpret_cast<const volatile uint32_t*>(cancel);
 }
 
-void LaunchArgs::reset() {
-  for (auto& [original, copy] : copies_)
-    if (original->size())
-      std::memcpy(copy.data(), original->data(), original->size_bytes());
-  error_ = {};
+namespace {
+
+// The snapshot arena of this thread: grown, never shrunk below what the largest launch needed.
+std::byte* arena(uint64_t bytes) {
+  struct Arena {
+    std::unique_ptr<std::byte[]> p;
+    uint64_t size = 0;
+  };
+  thread_local Arena a;
+  if (bytes > a.size) {
+    a.p.reset();
+    a.p.reset(new std::byte[bytes]);
+    a.size = bytes;
+  }
+  return a.p.get();
 }
 
-void LaunchArgs::commit() {
-  for (auto& [original, copy] : copies_)
-    if (original->size())
-      std::memcpy(original->data(), copy.data(), original->size_bytes());
+} // namespace
+
+Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args) {
+  std::vector<HostBuffer*> written;
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (k.params[i].is_buffer() && k.params[i].access != ir::Access::Read &&
+        std::find(written.begin(), written.end(), args[i].buffer) == written.end()) {
+      written.push_back(args[i].buffer);
+      bytes_ += args[i].buffer->size_bytes();
+    }
+  if (bytes_ == 0)
+    return;
+  std::byte* p = arena(bytes_);
+  for (HostBuffer* b : written) {
+    std::memcpy(p, b->data(), b->size_bytes());
+    saved_.push_back({b, p});
+    p += b->size_bytes();
+  }
+}
+
+void Snapshot::restore() const {
+  for (const Saved& s : saved_)
+    if (s.buffer->size())
+      std::memcpy(s.buffer->data(), s.copy, s.buffer->size_bytes());
 }
 
 } // namespace halfway::rt::cpu_detail
