@@ -257,15 +257,16 @@ llvm::Function* Lowering::emit_groups_function() {
 
   b_.SetInsertPoint(group_done_);
   poll_cancel();
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
   llvm::Value* g1 = b_.CreateAdd(g, i64(1));
   llvm::Value* gx1 = b_.CreateAdd(gx, i32(1));
   llvm::Value* wrap_x = b_.CreateICmpEQ(gx1, num_groups_[0]);
   llvm::Value* gy1 = b_.CreateSelect(wrap_x, b_.CreateAdd(gy, i32(1)), gy);
   llvm::Value* wrap_y = b_.CreateICmpEQ(gy1, num_groups_[1]);
-  gx->addIncoming(b_.CreateSelect(wrap_x, i32(0), gx1), group_done_);
-  gy->addIncoming(b_.CreateSelect(wrap_y, i32(0), gy1), group_done_);
-  gz->addIncoming(b_.CreateSelect(wrap_y, b_.CreateAdd(gz, i32(1)), gz), group_done_);
-  g->addIncoming(g1, group_done_);
+  gx->addIncoming(b_.CreateSelect(wrap_x, i32(0), gx1), latch);
+  gy->addIncoming(b_.CreateSelect(wrap_y, i32(0), gy1), latch);
+  gz->addIncoming(b_.CreateSelect(wrap_y, b_.CreateAdd(gz, i32(1)), gz), latch);
+  g->addIncoming(g1, latch);
   b_.CreateCondBr(b_.CreateICmpULT(g1, end), header, done)
       ->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
 
@@ -337,13 +338,14 @@ void Lowering::emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Valu
 
   b_.SetInsertPoint(group_done_);
   poll_cancel();
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
   llvm::Value* g1 = b_.CreateAdd(g, count);
   llvm::Value* gy1 = b_.CreateAdd(gy, i32(1));
   llvm::Value* wrap = b_.CreateICmpEQ(gy1, num_groups_[1]);
-  gx->addIncoming(i32(0), group_done_);
-  gy->addIncoming(b_.CreateSelect(wrap, i32(0), gy1), group_done_);
-  gz->addIncoming(b_.CreateSelect(wrap, b_.CreateAdd(gz, i32(1)), gz), group_done_);
-  g->addIncoming(g1, group_done_);
+  gx->addIncoming(i32(0), latch);
+  gy->addIncoming(b_.CreateSelect(wrap, i32(0), gy1), latch);
+  gz->addIncoming(b_.CreateSelect(wrap, b_.CreateAdd(gz, i32(1)), gz), latch);
+  g->addIncoming(g1, latch);
   b_.CreateCondBr(b_.CreateICmpULT(g1, end), row, done)
       ->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
 }

@@ -80,7 +80,9 @@ struct CpuDevice::Impl {
   std::unique_ptr<cpu_detail::Jit> jit;
   LaunchMemo<Compiled> memo;
   std::atomic<uint64_t> next_entry{0};
-  std::atomic<uint64_t> epoch{0}; // clear_memo(): part of every key, so old entries never match
+  std::atomic<uint64_t> epoch{0};
+  std::atomic<uint64_t> guard_faults{
+      0}; // clear_memo(): part of every key, so old entries never match
 
   Impl(policy::Registry* r, CpuDeviceOptions o)
       : registry(r ? r : &policy::global_registry()), options(o), pool(o.threads) {
@@ -132,6 +134,9 @@ size_t CpuDevice::memo_size() const {
 }
 void CpuDevice::clear_memo() {
   ++impl_->epoch;
+}
+uint64_t CpuDevice::guard_faults() const {
+  return impl_->guard_faults.load();
 }
 
 namespace {
@@ -358,6 +363,12 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
                     {.kernel = k.name});
     };
     fail(outcome);
+    if (outcome == Outcome::Faulted) {
+      ++impl_->guard_faults;
+      spdlog::debug("cpu: kernel '{}' faulted in the guard of buffer {}; rerunning with explicit "
+                    "checks",
+                    k.name, faulting_buffer(k, args, fault_address.load()));
+    }
     // A recorded failure of a parallel run, or any failure of guarded code: rerun on one thread
     // with explicit, recording checks to report the interpreter's error (the lowest workgroup's).
     std::shared_ptr<Compiled> checked = compiled;

@@ -59,6 +59,8 @@ public:
   // (benchmarks of compile time); the old code stays allocated until the device is destroyed.
   size_t memo_size() const;
   void clear_memo();
+  // Launches that ended in a guard fault so far (tests: which path caught an access).
+  uint64_t guard_faults() const;
 
 private:
   struct Impl;
