@@ -135,11 +135,11 @@ void check_all_accesses(unsigned threads, size_t groups) {
           ADD_FAILURE() << what << ": the interpreter did not fail";
           continue;
         }
-        uint64_t faults = cpu.guard_faults();
+        uint64_t faults = cpu.stats().guard_faults;
         expect_same_error(want, failing_launch(cpu, k, in, {}, what), what + " unchecked");
         // Buffer accesses at indices of up to 32 bits are caught by the guard; 64-bit indices
         // and shared arrays by comparisons.
-        EXPECT_EQ(cpu.guard_faults() - faults, !shared && bits_of(t) <= 32 ? 1u : 0u) << what;
+        EXPECT_EQ(cpu.stats().guard_faults - faults, !shared && bits_of(t) <= 32 ? 1u : 0u) << what;
         expect_same_error(want, failing_launch(cpu, k, in, {.check_bounds = true}, what),
                           what + " checked");
         expect_same_error(want, failing_launch(cpu, k, in, {.deterministic = true}, what),
@@ -152,8 +152,59 @@ TEST(CpuSafety, OutOfBoundsIsTheInterpretersErrorOneThread) {
   check_all_accesses(1, 1);
 }
 
+// 4096 workgroups: the written buffers are large enough (256 KiB) for the device to try proving
+// the launch in bounds (bounds.hpp) before skipping their snapshot; it must not succeed here.
 TEST(CpuSafety, OutOfBoundsIsTheInterpretersErrorInParallel) {
-  check_all_accesses(2, 64);
+  check_all_accesses(2, 4096);
+}
+
+// Launches whose every access is provably in bounds skip the snapshot; those that are not
+// (or may not be) take it.
+TEST(CpuSafety, ProvenInBoundsLaunchesSkipTheSnapshot) {
+  policy::Registry registry;
+  rt::CpuDevice cpu(&registry, {.threads = 2});
+  ir::VerifiedKernel k = parse(R"(kernel rows workgroup(64, 1, 1) {
+  param w: buffer<f32, read>;
+  param x: buffer<f32, read>;
+  param y: buffer<f32, write>;
+  param cols: u32;
+  let row: u32 = global_id(0);
+  if lt(row, len(y)) {
+    let acc: f32 = 0.0:f32;
+    let base: u32 = mul(row, cols);
+    for j: u32 = 0:u32 to cols step 1:u32 {
+      acc = add(acc, mul(w[add(base, j)], x[j]));
+    }
+    y[row] = acc;
+  }
+})");
+  auto inputs = [&](uint32_t rows, uint32_t cols, size_t w_len, size_t x_len) {
+    Launch in(k.kernel(), rt::Grid::for_lanes(k.kernel(), rows));
+    in.buffer(k.kernel(), "w") = make_buffer(ScalarType::F32, std::vector<float>(w_len, 0.5f));
+    in.buffer(k.kernel(), "x") = make_buffer(ScalarType::F32, std::vector<float>(x_len, 2.0f));
+    in.buffer(k.kernel(), "y") = make_buffer(ScalarType::F32, std::vector<float>(rows, -1.0f));
+    in.set_scalar(k.kernel(), "cols", cols);
+    return in;
+  };
+  rt::CpuDevice::Stats before = cpu.stats();
+  Launch fits = inputs(1 << 15, 4, size_t{1} << 17, 4);
+  EXPECT_EQ(compare_bits(k.kernel(), run_interp(k, fits), run_device(cpu, k, fits)), "");
+  EXPECT_EQ(cpu.stats().proven_in_bounds - before.proven_in_bounds, 1u);
+  EXPECT_EQ(cpu.stats().snapshots - before.snapshots, 0u);
+  // w one element short, x one short: not provable, and out of bounds indeed.
+  for (auto [w_len, x_len] : {std::pair<size_t, size_t>{(size_t{1} << 17) - 1, 4}, {1 << 17, 3}}) {
+    Launch short_input = inputs(1 << 15, 4, w_len, x_len);
+    before = cpu.stats();
+    expect_same_error(interp_error(k, short_input),
+                      failing_launch(cpu, k, short_input, {}, "short"), "short");
+    EXPECT_EQ(cpu.stats().proven_in_bounds - before.proven_in_bounds, 0u);
+    EXPECT_GE(cpu.stats().snapshots - before.snapshots, 1u);
+  }
+  // row * cols may wrap 32 bits: not provable.
+  Launch wraps = inputs(1 << 15, 1u << 20, 1 << 17, 4);
+  before = cpu.stats();
+  (void)device_error(cpu, k, wraps);
+  EXPECT_EQ(cpu.stats().proven_in_bounds - before.proven_in_bounds, 0u);
 }
 
 // The fallback when the address space reservation fails: unguarded buffers, explicit checks.

@@ -1,5 +1,6 @@
 #include "halfway/runtime/cpu/device.hpp"
 
+#include "bounds.hpp"
 #include "guard.hpp"
 #include "halfway/codegen/llvm/host.hpp"
 #include "halfway/codegen/llvm/lower.hpp"
@@ -80,9 +81,8 @@ struct CpuDevice::Impl {
   std::unique_ptr<cpu_detail::Jit> jit;
   LaunchMemo<Compiled> memo;
   std::atomic<uint64_t> next_entry{0};
-  std::atomic<uint64_t> epoch{0};
-  std::atomic<uint64_t> guard_faults{
-      0}; // clear_memo(): part of every key, so old entries never match
+  std::atomic<uint64_t> epoch{0}; // clear_memo(): part of every key, so old entries never match
+  std::atomic<uint64_t> guard_faults{0}, snapshots{0}, proven_in_bounds{0}; // stats()
 
   Impl(policy::Registry* r, CpuDeviceOptions o)
       : registry(r ? r : &policy::global_registry()), options(o), pool(o.threads) {
@@ -135,8 +135,8 @@ size_t CpuDevice::memo_size() const {
 void CpuDevice::clear_memo() {
   ++impl_->epoch;
 }
-uint64_t CpuDevice::guard_faults() const {
-  return impl_->guard_faults.load();
+CpuDevice::Stats CpuDevice::stats() const {
+  return {impl_->guard_faults.load(), impl_->snapshots.load(), impl_->proven_in_bounds.load()};
 }
 
 namespace {
@@ -240,6 +240,8 @@ std::string faulting_buffer(const ir::Kernel& k, std::span<const Arg> args, uint
 
 enum class Outcome { Ok, Failed, Faulted, Cancelled, NoScratch };
 
+constexpr uint64_t kProofWorthwhileBytes = 64 << 10;
+
 } // namespace
 
 LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& grid,
@@ -290,12 +292,27 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
   };
   std::shared_ptr<Compiled> compiled = get_code(code, &hit);
 
+  // The written buffers are saved unless no failure is possible: no timeout or cancel flag, no
+  // arithmetic checks, and a proof that every access is in bounds (bounds.hpp). The proof is
+  // only worth its microseconds when the copy is large. The unchecked baseline never saves.
   std::optional<cpu_detail::Snapshot> snapshot;
-  try {
-    snapshot.emplace(k, args);
-  } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::Device, "out of host memory saving the written buffers",
-                {.kernel = k.name});
+  bool may_fail = cancellable || options.check_bounds ||
+                  cpu_detail::written_bytes(k, args) < kProofWorthwhileBytes;
+  if (!may_fail) {
+    may_fail = !cpu_detail::accesses_provably_in_bounds(k, grid, args);
+    if (!may_fail)
+      ++impl_->proven_in_bounds;
+  }
+  if (code.memory == codegen::MemoryChecks::None)
+    may_fail = false;
+  if (may_fail) {
+    ++impl_->snapshots;
+    try {
+      snapshot.emplace(k, args);
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::Device, "out of host memory saving the written buffers",
+                  {.kernel = k.name});
+    }
   }
   std::optional<Watchdog> watchdog;
   if (cancellable)
@@ -351,7 +368,13 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
   Outcome outcome = run(*compiled, true);
   auto run_end = Clock::now();
   if (outcome != Outcome::Ok) {
-    // Every failure: the caller's buffers as they were, then the error.
+    // Every failure: the caller's buffers as they were, then the error. Without a snapshot
+    // (bounds.hpp proved that no access can fail) a failure is a bug of that proof.
+    if (!snapshot)
+      throw Error(ErrorKind::Internal,
+                  "a launch proved free of out-of-bounds accesses failed; buffers may be "
+                  "partly written",
+                  {.kernel = k.name});
     snapshot->restore();
     auto fail = [&](Outcome o) {
       if (o == Outcome::Cancelled)

@@ -55,6 +55,18 @@ std::byte* arena(uint64_t bytes) {
 
 } // namespace
 
+uint64_t written_bytes(const ir::Kernel& k, std::span<const Arg> args) {
+  uint64_t bytes = 0;
+  std::vector<const HostBuffer*> seen;
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (k.params[i].is_buffer() && k.params[i].access != ir::Access::Read &&
+        std::find(seen.begin(), seen.end(), args[i].buffer) == seen.end()) {
+      seen.push_back(args[i].buffer);
+      bytes += args[i].buffer->size_bytes();
+    }
+  return bytes;
+}
+
 Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args) {
   std::vector<HostBuffer*> written;
   for (size_t i = 0; i < k.params.size(); ++i)

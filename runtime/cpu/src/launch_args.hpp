@@ -36,6 +36,9 @@ private:
 // buffers directly (no copy-back on success): the copy is one memcpy per written byte, the
 // least any scheme can do that restores arbitrary partial writes. The bytes live in a per-thread
 // arena reused across launches, so a steady stream of launches does not fault in fresh pages.
+// Bytes of the distinct buffers bound to write or read_write parameters.
+uint64_t written_bytes(const ir::Kernel& k, std::span<const Arg> args);
+
 class Snapshot {
 public:
   Snapshot(const ir::Kernel& k, std::span<const Arg> args);

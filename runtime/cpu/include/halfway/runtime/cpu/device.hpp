@@ -59,8 +59,13 @@ public:
   // (benchmarks of compile time); the old code stays allocated until the device is destroyed.
   size_t memo_size() const;
   void clear_memo();
-  // Launches that ended in a guard fault so far (tests: which path caught an access).
-  uint64_t guard_faults() const;
+  // Counts since construction (tests: which path a launch took).
+  struct Stats {
+    uint64_t guard_faults = 0;     // launches that ended in a guard fault
+    uint64_t snapshots = 0;        // launches that saved their written buffers first
+    uint64_t proven_in_bounds = 0; // launches that did not need to (runtime/cpu/src/bounds.hpp)
+  };
+  Stats stats() const;
 
 private:
   struct Impl;
