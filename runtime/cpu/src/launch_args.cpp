@@ -55,34 +55,44 @@ std::byte* arena(uint64_t bytes) {
 
 } // namespace
 
+namespace {
+
+// Whether parameter i is the first written parameter bound to its buffer.
+bool first_written(const ir::Kernel& k, std::span<const Arg> args, size_t i) {
+  auto written = [&](size_t p) {
+    return k.params[p].is_buffer() && k.params[p].access != ir::Access::Read;
+  };
+  if (!written(i))
+    return false;
+  for (size_t j = 0; j < i; ++j)
+    if (written(j) && args[j].buffer == args[i].buffer)
+      return false;
+  return true;
+}
+
+} // namespace
+
 uint64_t written_bytes(const ir::Kernel& k, std::span<const Arg> args) {
   uint64_t bytes = 0;
-  std::vector<const HostBuffer*> seen;
   for (size_t i = 0; i < k.params.size(); ++i)
-    if (k.params[i].is_buffer() && k.params[i].access != ir::Access::Read &&
-        std::find(seen.begin(), seen.end(), args[i].buffer) == seen.end()) {
-      seen.push_back(args[i].buffer);
+    if (first_written(k, args, i))
       bytes += args[i].buffer->size_bytes();
-    }
   return bytes;
 }
 
 Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args) {
-  std::vector<HostBuffer*> written;
-  for (size_t i = 0; i < k.params.size(); ++i)
-    if (k.params[i].is_buffer() && k.params[i].access != ir::Access::Read &&
-        std::find(written.begin(), written.end(), args[i].buffer) == written.end()) {
-      written.push_back(args[i].buffer);
-      bytes_ += args[i].buffer->size_bytes();
-    }
+  bytes_ = written_bytes(k, args);
   if (bytes_ == 0)
     return;
   std::byte* p = arena(bytes_);
-  for (HostBuffer* b : written) {
-    std::memcpy(p, b->data(), b->size_bytes());
-    saved_.push_back({b, p});
-    p += b->size_bytes();
-  }
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (first_written(k, args, i)) {
+      HostBuffer* b = args[i].buffer;
+      if (b->size())
+        std::memcpy(p, b->data(), b->size_bytes());
+      saved_.push_back({b, p});
+      p += b->size_bytes();
+    }
 }
 
 void Snapshot::restore() const {
