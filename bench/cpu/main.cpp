@@ -6,7 +6,8 @@
 // (ratio above 1: the goal is met). Every kernel case also gets a `<case>_safe_vs_unchecked`
 // line: the default (memory-safe: guarded buffers, written buffers saved for restoring after a
 // failure) against the same launch on a device generating the earlier unchecked code
-// (rt::MemoryMode::UncheckedBaseline), so the cost of safety is measured in the same run.
+// (rt::MemoryMode::UncheckedBaseline), so the cost of safety is measured in the same run;
+// `saxpy_*_with_timeout_vs_unchecked` measures a launch that must save its written buffer.
 //
 //   cpu_bench [--quick] [--threads N] [--only saxpy|narrow|reduction|gemv|compile|memo]
 #include "baselines.hpp"
@@ -155,6 +156,19 @@ private:
         });
     print_line("saxpy_f32_" + size_name(n), "ms", p.halfway_ms / rep, p.baseline_ms / rep);
     safety("saxpy_f32_" + size_name(n), strict_, k, grid, args, rep);
+    // A launch that may fail (here: it has a timeout) saves y first: the snapshot's cost.
+    Pair bounded = time_pair(
+        c_.reps,
+        [&] {
+          for (int r = 0; r < rep; ++r)
+            strict_.launch(k, grid, args, {.timeout = std::chrono::hours(1)});
+        },
+        [&] {
+          for (int r = 0; r < rep; ++r)
+            strict_old_.launch(k, grid, args);
+        });
+    print_line("saxpy_f32_" + size_name(n) + "_with_timeout_vs_unchecked", "ms",
+               bounded.halfway_ms / rep, bounded.baseline_ms / rep);
   }
 
   void narrow(size_t n) {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <list>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -70,6 +71,61 @@ std::string describe_host(const codegen::HostTarget& host, unsigned threads) {
          "fuses: only where the precision budget allows (contract), never otherwise";
 }
 
+// One thread per device that raises each bounded launch's cancel word when its Cancel expires,
+// polling every millisecond while any is registered and sleeping otherwise (a thread per launch
+// cost more to start than a short launch takes).
+class Watchdog {
+public:
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
+  }
+
+  // Watches `cancel` until the returned token is destroyed.
+  struct Token {
+    Watchdog* dog;
+    std::list<std::pair<const Cancel*, std::atomic<uint32_t>*>>::iterator it;
+    ~Token() {
+      std::lock_guard lock(dog->mutex_);
+      dog->watched_.erase(it);
+    }
+  };
+  std::unique_ptr<Token> watch(const Cancel& cancel, std::atomic<uint32_t>& word) {
+    std::lock_guard lock(mutex_);
+    if (!thread_.joinable())
+      thread_ = std::thread([this] { loop(); });
+    watched_.emplace_front(&cancel, &word);
+    wake_.notify_all();
+    return std::unique_ptr<Token>(new Token{this, watched_.begin()});
+  }
+
+private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    while (!quit_) {
+      if (watched_.empty()) {
+        wake_.wait(lock);
+        continue;
+      }
+      for (auto& [cancel, word] : watched_)
+        if (cancel->expired())
+          word->store(1, std::memory_order_relaxed);
+      wake_.wait_for(lock, std::chrono::milliseconds(1));
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::list<std::pair<const Cancel*, std::atomic<uint32_t>*>> watched_;
+  bool quit_ = false;
+  std::thread thread_;
+};
+
 } // namespace
 
 struct CpuDevice::Impl {
@@ -83,6 +139,12 @@ struct CpuDevice::Impl {
   std::atomic<uint64_t> next_entry{0};
   std::atomic<uint64_t> epoch{0}; // clear_memo(): part of every key, so old entries never match
   std::atomic<uint64_t> guard_faults{0}, snapshots{0}, proven_in_bounds{0}; // stats()
+  std::once_flag watchdog_once;
+  std::unique_ptr<Watchdog> watchdog_;
+  Watchdog& watchdog() {
+    std::call_once(watchdog_once, [&] { watchdog_ = std::make_unique<Watchdog>(); });
+    return *watchdog_;
+  }
 
   Impl(policy::Registry* r, CpuDeviceOptions o)
       : registry(r ? r : &policy::global_registry()), options(o), pool(o.threads) {
@@ -190,40 +252,6 @@ Error launch_error(const ir::Kernel& k, const Compiled& c, const codegen::ErrorR
 
 namespace {
 
-// Raises `word` when `cancel` expires: polled every millisecond on its own thread, only for
-// launches with a timeout or a cancel flag.
-class Watchdog {
-public:
-  Watchdog(const Cancel& cancel, std::atomic<uint32_t>& word) : cancel_(cancel), word_(word) {
-    thread_ = std::thread([this] {
-      std::unique_lock lock(mutex_);
-      while (!done_) {
-        if (cancel_.expired()) {
-          word_.store(1, std::memory_order_relaxed);
-          return;
-        }
-        wake_.wait_for(lock, std::chrono::milliseconds(1));
-      }
-    });
-  }
-  ~Watchdog() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
-  }
-
-private:
-  const Cancel& cancel_;
-  std::atomic<uint32_t>& word_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 // The buffer whose guard holds `address`, for the message when a rerun does not reproduce a
 // fault.
 std::string faulting_buffer(const ir::Kernel& k, std::span<const Arg> args, uintptr_t address) {
@@ -308,15 +336,15 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
   if (may_fail) {
     ++impl_->snapshots;
     try {
-      snapshot.emplace(k, args);
+      snapshot.emplace(k, args, impl_->pool, options.deterministic ? 1 : options.threads);
     } catch (const std::bad_alloc&) {
       throw Error(ErrorKind::Device, "out of host memory saving the written buffers",
                   {.kernel = k.name});
     }
   }
-  std::optional<Watchdog> watchdog;
+  std::unique_ptr<Watchdog::Token> watched;
   if (cancellable)
-    watchdog.emplace(cancel, stop);
+    watched = impl_->watchdog().watch(cancel, stop);
 
   uint64_t groups = grid.total_groups();
   std::atomic<bool> no_scratch{false}, faulted{false}, cancelled{false};

@@ -80,7 +80,23 @@ uint64_t written_bytes(const ir::Kernel& k, std::span<const Arg> args) {
   return bytes;
 }
 
-Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args) {
+void Snapshot::copy(std::byte* to, const std::byte* from, uint64_t bytes, ThreadPool* pool,
+                    unsigned threads) {
+  constexpr uint64_t kBlock = 1 << 20;
+  if (bytes < 2 * kBlock || pool->size() == 1 || threads == 1) {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+  pool->run((bytes + kBlock - 1) / kBlock, 1, threads, [&](uint64_t begin, uint64_t end) {
+    uint64_t first = begin * kBlock, last = std::min(bytes, end * kBlock);
+    std::memcpy(to + first, from + first, last - first);
+    return true;
+  });
+}
+
+Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args, ThreadPool& pool,
+                   unsigned threads)
+    : pool_(&pool), threads_(threads) {
   bytes_ = written_bytes(k, args);
   if (bytes_ == 0)
     return;
@@ -89,7 +105,7 @@ Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args) {
     if (first_written(k, args, i)) {
       HostBuffer* b = args[i].buffer;
       if (b->size())
-        std::memcpy(p, b->data(), b->size_bytes());
+        copy(p, b->data(), b->size_bytes(), pool_, threads_);
       saved_.push_back({b, p});
       p += b->size_bytes();
     }
@@ -98,7 +114,7 @@ Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args) {
 void Snapshot::restore() const {
   for (const Saved& s : saved_)
     if (s.buffer->size())
-      std::memcpy(s.buffer->data(), s.copy, s.buffer->size_bytes());
+      copy(s.buffer->data(), s.copy, s.buffer->size_bytes(), pool_, threads_);
 }
 
 } // namespace halfway::rt::cpu_detail
