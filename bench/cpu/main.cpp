@@ -3,7 +3,11 @@
 //   {"case", "device": "cpu", "metric": "ms", "value": halfway, "baseline": C++, "ratio":
 //   C++/halfway}
 // and, for the compile-time and memo-hit goals, the goal in place of the baseline
-// (ratio above 1: the goal is met).
+// (ratio above 1: the goal is met). Every kernel case also gets a `<case>_safe_vs_unchecked`
+// line: the default (memory-safe: guarded buffers, written buffers saved for restoring after a
+// failure) against the same launch on a device generating the earlier unchecked code
+// (rt::MemoryMode::UncheckedBaseline), so the cost of safety is measured in the same run;
+// `saxpy_*_with_timeout_vs_unchecked` measures a launch that must save its written buffer.
 //
 //   cpu_bench [--quick] [--threads N] [--only saxpy|narrow|reduction|gemv|compile|memo]
 #include "baselines.hpp"
@@ -56,7 +60,9 @@ public:
       : c_(c), pool_(c.threads), threads_(pool_.size()),
         strict_(&strict_registry_, {.threads = threads_}),
         single_(&single_registry_, {.threads = threads_}),
-        relaxed_(&relaxed_registry_, {.threads = threads_}) {
+        relaxed_(&relaxed_registry_, {.threads = threads_}),
+        strict_old_(&strict_registry_, unchecked()), single_old_(&single_registry_, unchecked()),
+        relaxed_old_(&relaxed_registry_, unchecked()) {
     (void)single_registry_.accept_single_rounding(policy::Scope::all_kernels(), "benchmark");
     (void)relaxed_registry_.accept_relaxed_accumulation(policy::Scope::all_kernels(), "benchmark");
   }
@@ -83,6 +89,29 @@ public:
   }
 
 private:
+  rt::CpuDeviceOptions unchecked() const {
+    return {.threads = threads_, .memory = rt::MemoryMode::UncheckedBaseline};
+  }
+  rt::CpuDevice& old_of(rt::CpuDevice& d) {
+    return &d == &strict_ ? strict_old_ : &d == &single_ ? single_old_ : relaxed_old_;
+  }
+  // The safe default against the earlier unchecked code, `rep` launches per timed run.
+  void safety(const std::string& name, rt::CpuDevice& d, const ir::VerifiedKernel& k,
+              const rt::Grid& g, std::vector<rt::Arg>& args, int rep = 1, int reps = 0) {
+    rt::CpuDevice& old = old_of(d);
+    Pair p = time_pair(
+        reps ? reps : c_.reps,
+        [&] {
+          for (int r = 0; r < rep; ++r)
+            d.launch(k, g, args);
+        },
+        [&] {
+          for (int r = 0; r < rep; ++r)
+            old.launch(k, g, args);
+        });
+    print_line(name + "_safe_vs_unchecked", "ms", p.halfway_ms / rep, p.baseline_ms / rep);
+  }
+
   std::vector<size_t> sizes() const {
     return c_.quick ? std::vector<size_t>{1 << 16, 1 << 20} : std::vector<size_t>{1 << 16, 1 << 24};
   }
@@ -126,6 +155,20 @@ private:
             });
         });
     print_line("saxpy_f32_" + size_name(n), "ms", p.halfway_ms / rep, p.baseline_ms / rep);
+    safety("saxpy_f32_" + size_name(n), strict_, k, grid, args, rep);
+    // A launch that may fail (here: it has a timeout) saves y first: the snapshot's cost.
+    Pair bounded = time_pair(
+        c_.reps,
+        [&] {
+          for (int r = 0; r < rep; ++r)
+            strict_.launch(k, grid, args, {.timeout = std::chrono::hours(1)});
+        },
+        [&] {
+          for (int r = 0; r < rep; ++r)
+            strict_old_.launch(k, grid, args);
+        });
+    print_line("saxpy_f32_" + size_name(n) + "_with_timeout_vs_unchecked", "ms",
+               bounded.halfway_ms / rep, bounded.baseline_ms / rep);
   }
 
   void narrow(size_t n) {
@@ -161,6 +204,8 @@ private:
     Pair single = time_pair(c_.reps, on(single_), baseline(&bench::relaxed::narrow_f16));
     print_line("narrow_f16_single_rounding_" + s, "ms", single.halfway_ms / rep,
                single.baseline_ms / rep);
+    safety("narrow_f16_strict_" + s, strict_, k, grid, args, rep);
+    safety("narrow_f16_single_rounding_" + s, single_, k, grid, args, rep);
   }
 
   void reduction() {
@@ -188,6 +233,8 @@ private:
         c_.reps, [&] { launch(relaxed_, k, grid, args); },
         baseline(&bench::relaxed::reduce_chunks));
     print_line("reduction_relaxed_" + s, "ms", relaxed.halfway_ms, relaxed.baseline_ms);
+    safety("reduction_strict_" + s, strict_, k, grid, args);
+    safety("reduction_relaxed_" + s, relaxed_, k, grid, args);
   }
 
   void gemv() {
@@ -213,6 +260,8 @@ private:
     Pair relaxed = time_pair(
         reps, [&] { launch(relaxed_, k, grid, args); }, baseline(&bench::relaxed::gemv));
     print_line("gemv_f32_4096x4096_relaxed", "ms", relaxed.halfway_ms, relaxed.baseline_ms);
+    safety("gemv_f32_4096x4096_strict", strict_, k, grid, args, 1, reps);
+    safety("gemv_f32_4096x4096_relaxed", relaxed_, k, grid, args, 1, reps);
   }
 
   // Lowering + O3 + code generation of each kernel on a warm JIT (the memo cleared before each
@@ -248,7 +297,7 @@ private:
       std::vector<rt::Arg> args;
       for (const ir::Param& p : k.params) {
         if (p.is_buffer()) {
-          buffers.emplace_back(p.type, 0);
+          buffers.emplace_back(p.type, 1024); // every index of one workgroup in bounds
           args.push_back(rt::Arg::of(buffers.back()));
         } else {
           args.push_back(rt::Arg::bits(0));
@@ -281,6 +330,18 @@ private:
     }
     std::sort(us.begin(), us.end());
     print_line("memo_hit_launch", "us", us[us.size() / 2], 2.0);
+    strict_old_.launch(k, rt::Grid{}, args);
+    std::vector<double> old_us;
+    for (int r = 0; r < 20000; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      strict_old_.launch(k, rt::Grid{}, args);
+      old_us.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+    std::sort(old_us.begin(), old_us.end());
+    print_line("memo_hit_launch_safe_vs_unchecked", "us", us[us.size() / 2],
+               old_us[old_us.size() / 2]);
   }
 
   Config c_;
@@ -288,6 +349,7 @@ private:
   unsigned threads_;
   policy::Registry strict_registry_, single_registry_, relaxed_registry_;
   rt::CpuDevice strict_, single_, relaxed_;
+  rt::CpuDevice strict_old_, single_old_, relaxed_old_; // the earlier unchecked code
 };
 
 } // namespace

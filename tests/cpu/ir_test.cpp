@@ -146,4 +146,36 @@ TEST(CpuIr, NarrowingVectorisesSixteenWide) {
   EXPECT_EQ(opt.find("fptrunc <4 x float>"), std::string::npos);
 }
 
+// Guarded code: a signed 32-bit index is zero-extended (a negative one lands in the guard), no
+// compare guards a buffer access, and the optimised saxpy is the unchecked code's vector loop.
+// Explicit code compares; cancellable code polls with a volatile load.
+TEST(CpuIr, GuardedIndicesAreZeroExtendedAndUncompared) {
+  auto k = kernel("signed_index", {64}, {"x", "y", "off"},
+                  [](In<float> x, Out<float> y, Scalar<int32_t> off) {
+                    Var i(convert<int32_t>(global_id(0)) + off, "i");
+                    y[i] = x[i];
+                  });
+  codegen::LlvmOptions guarded, explicit_checks, cancellable;
+  explicit_checks.memory = codegen::MemoryChecks::Explicit;
+  cancellable.cancellable = true;
+  std::string ir = codegen::emit_llvm_ir(k, {}, guarded);
+  EXPECT_NE(ir.find("zext i32"), std::string::npos);
+  EXPECT_EQ(ir.find("sext i32"), std::string::npos);
+  EXPECT_EQ(ir.find("icmp uge i64"), std::string::npos);
+  EXPECT_EQ(ir.find("load volatile"), std::string::npos);
+  std::string checked = codegen::emit_llvm_ir(k, {}, explicit_checks);
+  EXPECT_NE(checked.find("icmp uge i64"), std::string::npos);
+  EXPECT_NE(codegen::emit_llvm_ir(examples::reduce_sum(), {}, cancellable).find("load volatile"),
+            std::string::npos);
+  codegen::LlvmOptions none;
+  none.memory = codegen::MemoryChecks::None;
+  auto body = [](const std::string& text) { return text.substr(text.find("vector.body")); };
+  std::string safe_saxpy =
+      codegen::emit_llvm_ir(examples::saxpy(), {}, guarded, codegen::EmitStage::Optimized);
+  std::string old_saxpy =
+      codegen::emit_llvm_ir(examples::saxpy(), {}, none, codegen::EmitStage::Optimized);
+  ASSERT_NE(safe_saxpy.find("vector.body"), std::string::npos);
+  EXPECT_EQ(body(safe_saxpy), body(old_saxpy));
+}
+
 } // namespace

@@ -54,7 +54,7 @@ llvm::Value* Lowering::div_rem(ir::ExprId id, const ir::Expr& e, llvm::Value* a,
   bool div = e.op == ir::Op::Div;
   llvm::Type* t = a->getType();
   llvm::Value* zero = b_.CreateICmpEQ(b, llvm::ConstantInt::get(t, 0));
-  if (options_.check_bounds) {
+  if (options_.check_arith) {
     std::string what = std::string(div ? "div" : "rem") + " of " + std::string(ir::name(e.type));
     uint32_t site = add_site(ErrorKind::DivideByZero, id, 0, "", std::move(what), false);
     check(zero, site, i64(0), i64(0));
@@ -78,7 +78,7 @@ llvm::Value* Lowering::shift(ir::ExprId id, const ir::Expr& e, llvm::Value* a, l
   llvm::Type* t = a->getType();
   unsigned w = t->getIntegerBitWidth();
   llvm::Value* over = b_.CreateICmpUGE(b, llvm::ConstantInt::get(t, w));
-  if (options_.check_bounds) {
+  if (options_.check_arith) {
     bool is_signed = ir::info(k_.expr(e.args[1]).type).is_signed;
     std::string what =
         std::string(e.op == ir::Op::Shl ? "shl" : "shr") + " of " + std::string(ir::name(e.type));

@@ -136,6 +136,7 @@ void Lowering::emit_entry(const std::string& name, llvm::Function* groups) {
   for (uint64_t d = 0; d < 3; ++d)
     call_args.push_back(b_.CreateLoad(b_.getInt32Ty(), field(24 + 4 * d)));
   call_args.push_back(b_.CreateLoad(ptr, field(40), "error"));
+  call_args.push_back(b_.CreateLoad(ptr, field(48), "cancel"));
   call_args.push_back(f->getArg(3));
   call_args.push_back(f->getArg(1));
   call_args.push_back(f->getArg(2));
@@ -157,6 +158,7 @@ llvm::Function* Lowering::emit_groups_function() {
   for (int d = 0; d < 3; ++d)
     types.push_back(b_.getInt32Ty()), noalias.push_back(false);
   types.push_back(ptr), noalias.push_back(false); // error record
+  types.push_back(ptr), noalias.push_back(false); // cancel word
   types.push_back(ptr), noalias.push_back(true);  // shared scratch: this thread's own
   types.push_back(b_.getInt64Ty()), noalias.push_back(false);
   types.push_back(b_.getInt64Ty()), noalias.push_back(false);
@@ -192,6 +194,7 @@ llvm::Function* Lowering::emit_groups_function() {
   for (int d = 0; d < 3; ++d)
     num_groups_[d] = fn_->getArg(arg++);
   error_record_ = fn_->getArg(arg++);
+  cancel_word_ = fn_->getArg(arg++);
   shared_base_ = fn_->getArg(arg++);
   llvm::Value* begin = fn_->getArg(arg++);
   llvm::Value* end = fn_->getArg(arg++);
@@ -213,6 +216,11 @@ llvm::Function* Lowering::emit_groups_function() {
   {
     llvm::IRBuilder<> e(error_exit_);
     e.CreateRet(e.getInt32(1));
+  }
+  cancel_exit_ = block("cancelled");
+  {
+    llvm::IRBuilder<> e(cancel_exit_);
+    e.CreateRet(e.getInt32(2));
   }
   llvm::BasicBlock* done = block("done");
   {
@@ -248,15 +256,17 @@ llvm::Function* Lowering::emit_groups_function() {
   b_.CreateBr(group_done_);
 
   b_.SetInsertPoint(group_done_);
+  poll_cancel();
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
   llvm::Value* g1 = b_.CreateAdd(g, i64(1));
   llvm::Value* gx1 = b_.CreateAdd(gx, i32(1));
   llvm::Value* wrap_x = b_.CreateICmpEQ(gx1, num_groups_[0]);
   llvm::Value* gy1 = b_.CreateSelect(wrap_x, b_.CreateAdd(gy, i32(1)), gy);
   llvm::Value* wrap_y = b_.CreateICmpEQ(gy1, num_groups_[1]);
-  gx->addIncoming(b_.CreateSelect(wrap_x, i32(0), gx1), group_done_);
-  gy->addIncoming(b_.CreateSelect(wrap_y, i32(0), gy1), group_done_);
-  gz->addIncoming(b_.CreateSelect(wrap_y, b_.CreateAdd(gz, i32(1)), gz), group_done_);
-  g->addIncoming(g1, group_done_);
+  gx->addIncoming(b_.CreateSelect(wrap_x, i32(0), gx1), latch);
+  gy->addIncoming(b_.CreateSelect(wrap_y, i32(0), gy1), latch);
+  gz->addIncoming(b_.CreateSelect(wrap_y, b_.CreateAdd(gz, i32(1)), gz), latch);
+  g->addIncoming(g1, latch);
   b_.CreateCondBr(b_.CreateICmpULT(g1, end), header, done)
       ->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
 
@@ -278,11 +288,25 @@ std::array<llvm::PHINode*, 4> Lowering::group_phis(llvm::Value* begin, llvm::Val
   return p;
 }
 
+// Cancellable code: leaves with 2 when the cancel word is nonzero. The load is volatile, so LLVM
+// neither hoists it out of the loop nor deletes a loop that does nothing else (`while true {}`:
+// the function has no `mustprogress`, and the volatile access is a side effect besides).
+void Lowering::poll_cancel() {
+  if (!options_.cancellable)
+    return;
+  auto* load = b_.CreateLoad(b_.getInt32Ty(), cancel_word_, /*isVolatile=*/true, "cancel");
+  llvm::BasicBlock* go_on = block("not.cancelled");
+  llvm::MDBuilder md(ctx_);
+  b_.CreateCondBr(b_.CreateICmpNE(load, i32(0)), cancel_exit_, go_on,
+                  md.createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(go_on);
+}
+
 void Lowering::emit_group_prologue() {
   if (shared_bytes_ > 0)
     b_.CreateMemSet(shared_base_, b_.getInt8(0), shared_bytes_, llvm::MaybeAlign(64));
   b_.CreateStore(i32(kEscapeNone), escape_slot_);
-  if (options_.check_bounds)
+  if (options_.records_errors())
     b_.CreateStore(i32(0), failed_slot_);
 }
 
@@ -307,19 +331,21 @@ void Lowering::emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Valu
   group_base_ = {nullptr, gy, gz}; // workgroups are 1 high and 1 deep
   group_done_ = block("row.done");
   b_.CreateStore(i32(kEscapeNone), escape_slot_);
-  if (options_.check_bounds)
+  if (options_.records_errors())
     b_.CreateStore(i32(0), failed_slot_);
   emit_parts(parts_, true);
   b_.CreateBr(group_done_);
 
   b_.SetInsertPoint(group_done_);
+  poll_cancel();
+  llvm::BasicBlock* latch = b_.GetInsertBlock();
   llvm::Value* g1 = b_.CreateAdd(g, count);
   llvm::Value* gy1 = b_.CreateAdd(gy, i32(1));
   llvm::Value* wrap = b_.CreateICmpEQ(gy1, num_groups_[1]);
-  gx->addIncoming(i32(0), group_done_);
-  gy->addIncoming(b_.CreateSelect(wrap, i32(0), gy1), group_done_);
-  gz->addIncoming(b_.CreateSelect(wrap, b_.CreateAdd(gz, i32(1)), gz), group_done_);
-  g->addIncoming(g1, group_done_);
+  gx->addIncoming(i32(0), latch);
+  gy->addIncoming(b_.CreateSelect(wrap, i32(0), gy1), latch);
+  gz->addIncoming(b_.CreateSelect(wrap, b_.CreateAdd(gz, i32(1)), gz), latch);
+  g->addIncoming(g1, latch);
   b_.CreateCondBr(b_.CreateICmpULT(g1, end), row, done)
       ->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
 }

@@ -145,7 +145,7 @@ void Lowering::emit_lanes(const Part& part, bool last) {
 // loop still run lane by lane. Relaxed accumulations are left alone: the vectoriser already
 // widens their loop, and its shape decides their rounding.
 unsigned Lowering::jam_factor(const Part& part) {
-  if (options_.check_bounds || k_.workgroup[1] != 1 || k_.workgroup[2] != 1)
+  if (options_.records_errors() || k_.workgroup[1] != 1 || k_.workgroup[2] != 1)
     return 1;
   unsigned x = k_.workgroup[0];
   unsigned factor = x % 8 == 0 ? 8 : x % 4 == 0 ? 4 : x % 2 == 0 ? 2 : 1;
@@ -163,8 +163,7 @@ unsigned Lowering::jam_factor(const Part& part) {
     case ir::StmtKind::Assign:
       if (!local_ok(s.local))
         return false;
-      return s.kind == ir::StmtKind::Let ||
-             !plan_.accumulations.count({s.local, s.a});
+      return s.kind == ir::StmtKind::Let || !plan_.accumulations.count({s.local, s.a});
     case ir::StmtKind::Store:
       return stores;
     default:
@@ -286,6 +285,7 @@ void Lowering::emit_lanes_jammed(const Part& part, unsigned factor) {
   }
   b_.CreateBr(step);
   b_.SetInsertPoint(step);
+  poll_cancel();
   enter(0);
   begin_statement();
   llvm::Value* cur = b_.CreateLoad(ty, local_ptr(loop->local));
@@ -335,7 +335,7 @@ llvm::MDNode* Lowering::lane_loop_metadata(const Part&) {
   unsigned width = options_.narrowing_vector_width;
   if (width == 0)
     width = target_.avx512 ? 16 : 1;
-  if (part_narrows_f16_ && width > 1 && !options_.check_bounds) {
+  if (part_narrows_f16_ && width > 1 && !options_.records_errors()) {
     add("llvm.loop.vectorize.enable", b_.getTrue());
     add("llvm.loop.vectorize.width", b_.getInt32(width));
   }

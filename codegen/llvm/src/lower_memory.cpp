@@ -1,4 +1,4 @@
-// Loads, stores, atomics, and the checks of checked mode.
+// Loads, stores, atomics, and their bounds checks (options.hpp, MemoryChecks).
 //
 // Shared memory is this thread's scratch: a workgroup runs on one thread, its lanes one after
 // another, so shared atomics are plain read-modify-writes. Buffer atomics are LLVM atomicrmw /
@@ -104,14 +104,26 @@ llvm::Value* Lowering::index64(ir::ExprId index) {
   return is_signed ? b_.CreateSExt(v, b_.getInt64Ty()) : b_.CreateZExt(v, b_.getInt64Ty());
 }
 
+llvm::Value* Lowering::access_index(ir::ExprId index) {
+  ir::ScalarType t = k_.expr(index).type;
+  const auto& info = ir::info(t);
+  if (options_.memory != MemoryChecks::Guarded || info.bits > 32)
+    return index64(index);
+  llvm::Value* v = expr(index).v;
+  if (info.bits < 32)
+    v = info.is_signed ? b_.CreateSExt(v, b_.getInt32Ty()) : b_.CreateZExt(v, b_.getInt32Ty());
+  return b_.CreateZExt(v, b_.getInt64Ty());
+}
+
 llvm::Value* Lowering::element_ptr(ir::Space space, uint32_t ref, llvm::Value* idx, bool idx_signed,
-                                   ir::ExprId node, uint32_t line, const char* access) {
+                                   bool explicit_index, ir::ExprId node, uint32_t line,
+                                   const char* access) {
   ir::ScalarType t = k_.element_type(space, ref);
   llvm::Value* base =
       space == ir::Space::Buffer
           ? buffer_ptr_[ref]
           : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, shared_offset_[ref]);
-  if (options_.check_bounds) {
+  if (options_.memory == MemoryChecks::Explicit) {
     llvm::Value* length = space == ir::Space::Buffer ? buffer_len_[ref] : i64(k_.shared[ref].size);
     const std::string& name = k_.memory_name(space, ref);
     std::string what =
@@ -119,6 +131,16 @@ llvm::Value* Lowering::element_ptr(ir::Space space, uint32_t ref, llvm::Value* i
     uint32_t site = add_site(ErrorKind::OutOfBounds, node, line, name, std::move(what), idx_signed);
     // Unsigned comparison: a negative index reads as a huge one.
     check(b_.CreateICmpUGE(idx, length), site, idx, length);
+  } else if (options_.memory == MemoryChecks::Guarded &&
+             (space == ir::Space::Shared || explicit_index)) {
+    // Shared scratch has no guard, and a 64-bit index may reach past any guard: compare, and on
+    // failure return 1 unrecorded (the device reruns with Explicit checks for the detail).
+    llvm::Value* length = space == ir::Space::Buffer ? buffer_len_[ref] : i64(k_.shared[ref].size);
+    llvm::BasicBlock* ok = block("bounds.ok");
+    llvm::MDBuilder md(ctx_);
+    b_.CreateCondBr(b_.CreateICmpUGE(idx, length), error_exit_, ok,
+                    md.createBranchWeights(1, 1 << 20));
+    b_.SetInsertPoint(ok);
   }
   return b_.CreateInBoundsGEP(value_type(t), base, idx);
 }
@@ -127,31 +149,36 @@ static bool signed_index(const ir::Kernel& k, ir::ExprId index) {
   return ir::info(k.expr(index).type).is_signed;
 }
 
+// An index of 64 bits: the guard (2^32 elements) does not cover it.
+static bool wide_index(const ir::Kernel& k, ir::ExprId index) {
+  return ir::info(k.expr(index).type).bits > 32;
+}
+
 Val Lowering::load(const ir::Expr& e, ir::ExprId id) {
-  llvm::Value* idx = index64(e.args[0]);
-  llvm::Value* ptr =
-      element_ptr(e.space, e.ref, idx, signed_index(k_, e.args[0]), id, 0, "load from");
+  llvm::Value* idx = access_index(e.args[0]);
+  llvm::Value* ptr = element_ptr(e.space, e.ref, idx, signed_index(k_, e.args[0]),
+                                 wide_index(k_, e.args[0]), id, 0, "load from");
   return {b_.CreateLoad(value_type(e.type), ptr)};
 }
 
 // The index is evaluated before the value and checked after it, as the interpreter does.
 void Lowering::store(const ir::Stmt& s) {
   ir::ScalarType t = k_.element_type(s.space, s.mem);
-  llvm::Value* idx = index64(s.a);
+  llvm::Value* idx = access_index(s.a);
   llvm::Value* v = canonical(expr(s.b), t);
-  llvm::Value* ptr =
-      element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), ir::kNone, s.line, "store to");
+  llvm::Value* ptr = element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), wide_index(k_, s.a),
+                                 ir::kNone, s.line, "store to");
   b_.CreateStore(v, ptr);
 }
 
 void Lowering::atomic(const ir::Stmt& s) {
   ir::ScalarType t = k_.element_type(s.space, s.mem);
   bool is_signed = ir::info(t).is_signed;
-  llvm::Value* idx = index64(s.a);
+  llvm::Value* idx = access_index(s.a);
   llvm::Value* v = expr(s.b).v;
   llvm::Value* cmp = s.c != ir::kNone ? expr(s.c).v : nullptr;
-  llvm::Value* ptr =
-      element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), ir::kNone, s.line, "atomic on");
+  llvm::Value* ptr = element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), wide_index(k_, s.a),
+                                 ir::kNone, s.line, "atomic on");
   llvm::Value* old = nullptr;
   if (s.space == ir::Space::Buffer) {
     auto order = llvm::AtomicOrdering::Monotonic;

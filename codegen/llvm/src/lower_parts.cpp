@@ -87,9 +87,13 @@ void Lowering::emit_uniform_while(const Part& part) {
   begin_statement();
   b_.CreateCondBr(bool_condition(part.stmt->a), body, exit);
   b_.SetInsertPoint(body);
-  uniform_loops_.push_back({exit, header});
+  llvm::BasicBlock* latch = block("uwhile.latch");
+  uniform_loops_.push_back({exit, latch});
   emit_parts(part.body, false);
   uniform_loops_.pop_back();
+  b_.CreateBr(latch);
+  b_.SetInsertPoint(latch);
+  poll_cancel();
   b_.CreateBr(header)->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
   b_.SetInsertPoint(exit);
 }
@@ -119,6 +123,7 @@ void Lowering::emit_uniform_for(const Part& part) {
   uniform_loops_.pop_back();
   b_.CreateBr(step);
   b_.SetInsertPoint(step);
+  poll_cancel();
   set_uniform_lane();
   begin_statement();
   llvm::Value* cur = b_.CreateLoad(ty, local_slot_[s.local]);

@@ -122,10 +122,15 @@ void Lowering::lane_while(const ir::Stmt& s) {
   begin_statement();
   b_.CreateCondBr(bool_condition(s.a), body, exit);
   b_.SetInsertPoint(body);
-  lane_loops_.push_back({exit, header});
+  // `continue` goes to the latch, so that every path back to the header polls.
+  llvm::BasicBlock* latch = block("while.latch");
+  lane_loops_.push_back({exit, latch});
   if (lane_block(s.body))
-    b_.CreateBr(header);
+    b_.CreateBr(latch);
   lane_loops_.pop_back();
+  b_.SetInsertPoint(latch);
+  poll_cancel();
+  b_.CreateBr(header);
   b_.SetInsertPoint(exit);
 }
 
@@ -150,6 +155,7 @@ void Lowering::lane_for(const ir::Stmt& s) {
     b_.CreateBr(step);
   lane_loops_.pop_back();
   b_.SetInsertPoint(step);
+  poll_cancel();
   begin_statement();
   llvm::Value* cur = b_.CreateLoad(ty, local_ptr(s.local));
   b_.CreateStore(b_.CreateAdd(cur, expr(s.c).v), local_ptr(s.local));
@@ -161,8 +167,8 @@ void Lowering::lane_for(const ir::Stmt& s) {
   for (const ir::Stmt& st : s.body)
     if (st.kind == ir::StmtKind::Assign && plan_.accumulations.count({st.local, st.a})) {
       llvm::Metadata* ops[] = {
-          nullptr, llvm::MDNode::get(
-                       ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.runtime.disable")})};
+          nullptr,
+          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.runtime.disable")})};
       llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, ops);
       md->replaceOperandWith(0, md);
       back->setMetadata(llvm::LLVMContext::MD_loop, md);

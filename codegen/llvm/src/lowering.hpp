@@ -54,6 +54,7 @@ private:
   llvm::MDNode* lane_loop_metadata(const Part& part);
   llvm::MDNode* no_unroll();
   void set_uniform_lane();
+  void poll_cancel(); // cancellable code: at a loop's back edge
 
   // ---- statements (lower_stmt.cpp) ---------------------------------------------------------
   // Each returns false when control cannot reach the next statement (break, continue, return).
@@ -124,8 +125,12 @@ private:
 
   // ---- memory (lower_memory.cpp) -----------------------------------------------------------
   llvm::Value* element_ptr(ir::Space space, uint32_t ref, llvm::Value* idx, bool idx_signed,
-                           ir::ExprId node, uint32_t line, const char* access);
+                           bool explicit_index, ir::ExprId node, uint32_t line, const char* access);
   llvm::Value* index64(ir::ExprId index);
+  // The offset of an access: index64 under Explicit and None checks; under Guarded a zero-extended
+  // 32-bit value for indices of 32 bits or fewer (sub-32-bit signed ones sign-extended to 32
+  // first), so that a negative index lands in the guard too.
+  llvm::Value* access_index(ir::ExprId index);
   Val load(const ir::Expr& e, ir::ExprId id);
   void store(const ir::Stmt& s);
   void atomic(const ir::Stmt& s);
@@ -173,6 +178,8 @@ private:
   llvm::BasicBlock* alloca_block_ = nullptr;
   llvm::BasicBlock* error_exit_ = nullptr;
   llvm::Value* error_record_ = nullptr; // ErrorRecord*
+  llvm::Value* cancel_word_ = nullptr;  // const volatile uint32_t*
+  llvm::BasicBlock* cancel_exit_ = nullptr;
   llvm::Value* shared_base_ = nullptr;
   std::vector<llvm::Value*> buffer_ptr_, buffer_len_, scalar_;
   std::vector<uint64_t> shared_offset_;

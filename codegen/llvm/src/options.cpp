@@ -3,9 +3,10 @@
 namespace halfway::codegen {
 
 uint64_t LlvmOptions::variant() const {
-  return (check_bounds ? 1u : 0u) | (single_rounding == SingleRoundingMode::Exact ? 2u : 0u) |
+  return (check_arith ? 1u : 0u) | (single_rounding == SingleRoundingMode::Exact ? 2u : 0u) |
          (noalias_buffers ? 4u : 0u) | (grid_fits_u32 ? 8u : 0u) |
-         (uint64_t{narrowing_vector_width} << 8);
+         (uint64_t{narrowing_vector_width} << 8) | (uint64_t(memory) << 4) |
+         (cancellable ? 64u : 0u);
 }
 
 } // namespace halfway::codegen

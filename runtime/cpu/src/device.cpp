@@ -1,5 +1,7 @@
 #include "halfway/runtime/cpu/device.hpp"
 
+#include "bounds.hpp"
+#include "guard.hpp"
 #include "halfway/codegen/llvm/host.hpp"
 #include "halfway/codegen/llvm/lower.hpp"
 #include "halfway/policy/policy.hpp"
@@ -11,12 +13,18 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <list>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <spdlog/spdlog.h>
 #include <thread>
 
 namespace halfway::rt {
+
+using cpu_detail::GuardRanges;
 
 namespace {
 
@@ -63,6 +71,61 @@ std::string describe_host(const codegen::HostTarget& host, unsigned threads) {
          "fuses: only where the precision budget allows (contract), never otherwise";
 }
 
+// One thread per device that raises each bounded launch's cancel word when its Cancel expires,
+// polling every millisecond while any is registered and sleeping otherwise (a thread per launch
+// cost more to start than a short launch takes).
+class Watchdog {
+public:
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mutex_);
+      quit_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
+  }
+
+  // Watches `cancel` until the returned token is destroyed.
+  struct Token {
+    Watchdog* dog;
+    std::list<std::pair<const Cancel*, std::atomic<uint32_t>*>>::iterator it;
+    ~Token() {
+      std::lock_guard lock(dog->mutex_);
+      dog->watched_.erase(it);
+    }
+  };
+  std::unique_ptr<Token> watch(const Cancel& cancel, std::atomic<uint32_t>& word) {
+    std::lock_guard lock(mutex_);
+    if (!thread_.joinable())
+      thread_ = std::thread([this] { loop(); });
+    watched_.emplace_front(&cancel, &word);
+    wake_.notify_all();
+    return std::unique_ptr<Token>(new Token{this, watched_.begin()});
+  }
+
+private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    while (!quit_) {
+      if (watched_.empty()) {
+        wake_.wait(lock);
+        continue;
+      }
+      for (auto& [cancel, word] : watched_)
+        if (cancel->expired())
+          word->store(1, std::memory_order_relaxed);
+      wake_.wait_for(lock, std::chrono::milliseconds(1));
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::list<std::pair<const Cancel*, std::atomic<uint32_t>*>> watched_;
+  bool quit_ = false;
+  std::thread thread_;
+};
+
 } // namespace
 
 struct CpuDevice::Impl {
@@ -75,12 +138,22 @@ struct CpuDevice::Impl {
   LaunchMemo<Compiled> memo;
   std::atomic<uint64_t> next_entry{0};
   std::atomic<uint64_t> epoch{0}; // clear_memo(): part of every key, so old entries never match
+  std::atomic<uint64_t> guard_faults{0}, snapshots{0}, proven_in_bounds{0}; // stats()
+  std::once_flag watchdog_once;
+  std::unique_ptr<Watchdog> watchdog_;
+  Watchdog& watchdog() {
+    std::call_once(watchdog_once, [&] { watchdog_ = std::make_unique<Watchdog>(); });
+    return *watchdog_;
+  }
 
   Impl(policy::Registry* r, CpuDeviceOptions o)
       : registry(r ? r : &policy::global_registry()), options(o), pool(o.threads) {
     info.name = "cpu";
     info.description = describe_host(codegen::HostTarget::host(), pool.size());
     info.may_fuse = true;
+    // Shared memory is the running thread's scratch, one allocation zeroed per workgroup: 64 MiB
+    // keeps a per-workgroup memset reasonable and an allocation on every pool thread affordable.
+    info.max_shared_bytes = uint64_t{64} << 20;
   }
 
   cpu_detail::Jit& the_jit() {
@@ -123,6 +196,9 @@ size_t CpuDevice::memo_size() const {
 }
 void CpuDevice::clear_memo() {
   ++impl_->epoch;
+}
+CpuDevice::Stats CpuDevice::stats() const {
+  return {impl_->guard_faults.load(), impl_->snapshots.load(), impl_->proven_in_bounds.load()};
 }
 
 namespace {
@@ -174,60 +250,198 @@ Error launch_error(const ir::Kernel& k, const Compiled& c, const codegen::ErrorR
 
 } // namespace
 
+namespace {
+
+// The buffer whose guard holds `address`, for the message when a rerun does not reproduce a
+// fault.
+std::string faulting_buffer(const ir::Kernel& k, std::span<const Arg> args, uintptr_t address) {
+  for (size_t i = 0; i < args.size(); ++i)
+    if (k.params[i].is_buffer() && args[i].buffer->guarded()) {
+      auto begin =
+          reinterpret_cast<uintptr_t>(args[i].buffer->data()) + args[i].buffer->size_bytes();
+      auto end = reinterpret_cast<uintptr_t>(args[i].buffer->guard_end());
+      if (address >= begin && address < end)
+        return k.params[i].name;
+    }
+  return "?";
+}
+
+enum class Outcome { Ok, Failed, Faulted, Cancelled, NoScratch };
+
+constexpr uint64_t kProofWorthwhileBytes = 64 << 10;
+
+} // namespace
+
 LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& grid,
                                std::span<const Arg> args, const LaunchOptions& options) {
   auto start = Clock::now();
   const ir::Kernel& k = kernel.kernel();
   check_args(k, grid, args);
-  cpu_detail::LaunchArgs launch_args(k, grid, args, options.check_bounds);
+  check_limits(k, grid, args, impl_->info);
+  Cancel cancel = options.make_cancel();
+  bool cancellable = options.timeout.count() > 0 || options.cancel;
+  if (cancellable && cancel.expired())
+    throw cancel.error(k.name, impl_->info.name);
 
+  // Guards catch every out-of-bounds 32-bit index when each buffer is guarded and a negative
+  // signed index, zero-extended, is past its end (at most 2^31 elements).
+  bool guarded = true;
+  GuardRanges guards;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!k.params[i].is_buffer())
+      continue;
+    const HostBuffer& b = *args[i].buffer;
+    if (!b.guarded() || b.size() > (uint64_t{1} << 31))
+      guarded = false;
+    else
+      guards.push_back({reinterpret_cast<uintptr_t>(b.data()) + b.size_bytes(),
+                        reinterpret_cast<uintptr_t>(b.guard_end())});
+  }
+
+  std::atomic<uint32_t> stop{0};
+  cpu_detail::LaunchArgs launch_args(k, grid, args, &stop);
   codegen::LlvmOptions code;
-  code.check_bounds = options.check_bounds;
+  code.check_arith = options.check_bounds;
+  code.memory = options.check_bounds || !guarded || impl_->options.memory == MemoryMode::Explicit
+                    ? codegen::MemoryChecks::Explicit
+                    : codegen::MemoryChecks::Guarded;
+  code.cancellable = cancellable;
   code.single_rounding = impl_->options.single_rounding;
   code.noalias_buffers = launch_args.buffers_distinct();
   code.grid_fits_u32 = grid.total_groups() * k.workgroup_lanes() <= (uint64_t{1} << 32);
-  MemoKey key{kernel.hash(), impl_->info.name, impl_->registry->budget_key(k.name),
-              code.variant() | (impl_->epoch.load(std::memory_order_relaxed) << 32)};
+  if (impl_->options.memory == MemoryMode::UncheckedBaseline && !options.check_bounds)
+    code.memory = codegen::MemoryChecks::None;
   bool hit = false;
-  std::shared_ptr<Compiled> compiled = impl_->memo.get(
-      key, [&] { return impl_->compile(kernel, code); }, &hit);
-
-  uint64_t groups = grid.total_groups();
-  unsigned threads = options.deterministic ? 1 : options.threads;
-  auto run_start = Clock::now();
-  std::atomic<bool> no_scratch{false};
-  auto run_range = [&](uint64_t begin, uint64_t end) {
-    void* scratch = thread_scratch(compiled->shared_bytes);
-    if (compiled->shared_bytes && !scratch) {
-      no_scratch = true;
-      return false;
-    }
-    return compiled->entry(&launch_args.get(), begin, end, scratch) == 0;
+  auto get_code = [&](const codegen::LlvmOptions& o, bool* memo_hit) {
+    MemoKey key{kernel.hash(), impl_->info.name, impl_->registry->budget_key(k.name),
+                o.variant() | (impl_->epoch.load(std::memory_order_relaxed) << 32)};
+    return impl_->memo.get(
+        key, [&] { return impl_->compile(kernel, o); }, memo_hit);
   };
-  bool ok;
-  if (threads == 1 || groups == 1 || impl_->pool.size() == 1) {
-    DefaultFloatEnvironment env;
-    ok = run_range(0, groups);
-  } else {
-    unsigned n = threads == 0 ? impl_->pool.size() : threads;
-    uint64_t chunk = std::max<uint64_t>(1, groups / (uint64_t{n} * 8));
-    ok = impl_->pool.run(groups, chunk, threads, run_range);
-    if (!ok && !no_scratch) {
-      // Report the failure the interpreter reports: the first in workgroup order.
-      launch_args.reset();
-      DefaultFloatEnvironment env;
-      ok = run_range(0, groups);
+  std::shared_ptr<Compiled> compiled = get_code(code, &hit);
+
+  // The written buffers are saved unless no failure is possible: no timeout or cancel flag, no
+  // arithmetic checks, and a proof that every access is in bounds (bounds.hpp). The proof is
+  // only worth its microseconds when the copy is large. The unchecked baseline never saves.
+  std::optional<cpu_detail::Snapshot> snapshot;
+  bool may_fail = cancellable || options.check_bounds ||
+                  cpu_detail::written_bytes(k, args) < kProofWorthwhileBytes;
+  if (!may_fail) {
+    may_fail = !cpu_detail::accesses_provably_in_bounds(k, grid, args);
+    if (!may_fail)
+      ++impl_->proven_in_bounds;
+  }
+  if (code.memory == codegen::MemoryChecks::None)
+    may_fail = false;
+  if (may_fail) {
+    ++impl_->snapshots;
+    try {
+      snapshot.emplace(k, args, impl_->pool, options.deterministic ? 1 : options.threads);
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::Device, "out of host memory saving the written buffers",
+                  {.kernel = k.name});
     }
   }
+  std::unique_ptr<Watchdog::Token> watched;
+  if (cancellable)
+    watched = impl_->watchdog().watch(cancel, stop);
+
+  uint64_t groups = grid.total_groups();
+  std::atomic<bool> no_scratch{false}, faulted{false}, cancelled{false};
+  std::atomic<uintptr_t> fault_address{0};
+  // Runs `c` over all workgroups; `parallel` on the pool.
+  auto run = [&](const Compiled& c, bool parallel) {
+    no_scratch = faulted = cancelled = false;
+    auto run_range = [&](uint64_t begin, uint64_t end) {
+      if (stop.load(std::memory_order_relaxed)) {
+        cancelled = true;
+        return false;
+      }
+      void* scratch = thread_scratch(c.shared_bytes);
+      if (c.shared_bytes && !scratch) {
+        no_scratch = true;
+        return false;
+      }
+      uintptr_t fault = 0;
+      int32_t r =
+          cpu_detail::run_guarded(c.entry, &launch_args.get(), begin, end, scratch, guards, &fault);
+      if (r == -1) {
+        faulted = true;
+        fault_address = fault;
+      } else if (r == 2) {
+        cancelled = true;
+      }
+      return r == 0;
+    };
+    unsigned threads = options.deterministic ? 1 : options.threads;
+    bool ok;
+    if (!parallel || threads == 1 || groups == 1 || impl_->pool.size() == 1) {
+      DefaultFloatEnvironment env;
+      ok = run_range(0, groups);
+    } else {
+      unsigned n = threads == 0 ? impl_->pool.size() : threads;
+      uint64_t chunk = std::max<uint64_t>(1, groups / (uint64_t{n} * 8));
+      ok = impl_->pool.run(groups, chunk, threads, run_range);
+    }
+    if (ok)
+      return Outcome::Ok;
+    if (cancelled)
+      return Outcome::Cancelled;
+    if (no_scratch)
+      return Outcome::NoScratch;
+    return faulted ? Outcome::Faulted : Outcome::Failed;
+  };
+
+  auto run_start = Clock::now();
+  Outcome outcome = run(*compiled, true);
   auto run_end = Clock::now();
-  if (no_scratch)
-    throw Error(ErrorKind::Device,
-                "out of memory for " + std::to_string(compiled->shared_bytes) +
-                    " bytes of shared memory scratch",
+  if (outcome != Outcome::Ok) {
+    // Every failure: the caller's buffers as they were, then the error. Without a snapshot
+    // (bounds.hpp proved that no access can fail) a failure is a bug of that proof.
+    if (!snapshot)
+      throw Error(ErrorKind::Internal,
+                  "a launch proved free of out-of-bounds accesses failed; buffers may be "
+                  "partly written",
+                  {.kernel = k.name});
+    snapshot->restore();
+    auto fail = [&](Outcome o) {
+      if (o == Outcome::Cancelled)
+        throw cancel.error(k.name, impl_->info.name);
+      if (o == Outcome::NoScratch)
+        throw Error(ErrorKind::Device,
+                    "out of memory for " + std::to_string(compiled->shared_bytes) +
+                        " bytes of shared memory scratch",
+                    {.kernel = k.name});
+    };
+    fail(outcome);
+    if (outcome == Outcome::Faulted) {
+      ++impl_->guard_faults;
+      spdlog::debug("cpu: kernel '{}' faulted in the guard of buffer {}; rerunning with explicit "
+                    "checks",
+                    k.name, faulting_buffer(k, args, fault_address.load()));
+    }
+    // A recorded failure of a parallel run, or any failure of guarded code: rerun on one thread
+    // with explicit, recording checks to report the interpreter's error (the lowest workgroup's).
+    std::shared_ptr<Compiled> checked = compiled;
+    if (code.memory != codegen::MemoryChecks::Explicit) {
+      codegen::LlvmOptions explicit_code = code;
+      explicit_code.memory = codegen::MemoryChecks::Explicit;
+      bool unused = false;
+      checked = get_code(explicit_code, &unused);
+    }
+    launch_args.reset();
+    Outcome again = run(*checked, false);
+    snapshot->restore();
+    fail(again);
+    if (again == Outcome::Failed)
+      throw launch_error(k, *checked, launch_args.error());
+    std::string where = outcome == Outcome::Faulted
+                            ? "an access faulted in the guard of buffer " +
+                                  faulting_buffer(k, args, fault_address.load())
+                            : "a bounds check failed";
+    throw Error(ErrorKind::Internal, where + ", but the checked rerun of the launch did not fail",
                 {.kernel = k.name});
-  if (!ok)
-    throw launch_error(k, *compiled, launch_args.error());
-  launch_args.commit();
+  }
 
   LaunchResult result;
   result.device_ms = ms_between(run_start, run_end);

@@ -2,27 +2,23 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace halfway::rt::cpu_detail {
 
 LaunchArgs::LaunchArgs(const ir::Kernel& k, const Grid& grid, std::span<const Arg> args,
-                       bool copy_written) {
+                       const std::atomic<uint32_t>* cancel) {
   size_t n = k.params.size();
   buffers_.assign(n, nullptr);
   lengths_.assign(n, 0);
   scalars_.assign(n, 0);
-  if (copy_written)
-    for (size_t i = 0; i < n; ++i)
-      if (k.params[i].is_buffer() && k.params[i].access != ir::Access::Read)
-        copies_.try_emplace(args[i].buffer, args[i].buffer->clone());
   for (size_t i = 0; i < n; ++i) {
     if (!k.params[i].is_buffer()) {
       scalars_[i] = args[i].scalar;
       continue;
     }
     HostBuffer* b = args[i].buffer;
-    auto copy = copies_.find(b);
-    buffers_[i] = copy != copies_.end() ? copy->second.data() : b->data();
+    buffers_[i] = b->data();
     lengths_[i] = b->size();
     for (size_t j = 0; j < i; ++j)
       if (k.params[j].is_buffer() && args[j].buffer == b)
@@ -33,19 +29,92 @@ LaunchArgs::LaunchArgs(const ir::Kernel& k, const Grid& grid, std::span<const Ar
   args_.scalars = scalars_.data();
   std::copy(grid.groups.begin(), grid.groups.end(), args_.num_groups);
   args_.error = &error_;
+  // The generated code reads the word with a plain (volatile) 32-bit load; std::atomic<uint32_t>
+  // is lock-free and has uint32_t's representation.
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
+                std::atomic<uint32_t>::is_always_lock_free);
+  args_.cancel = reinterpret_cast<const volatile uint32_t*>(cancel);
 }
 
-void LaunchArgs::reset() {
-  for (auto& [original, copy] : copies_)
-    if (original->size())
-      std::memcpy(copy.data(), original->data(), original->size_bytes());
-  error_ = {};
+namespace {
+
+// The snapshot arena of this thread: grown, never shrunk below what the largest launch needed.
+std::byte* arena(uint64_t bytes) {
+  struct Arena {
+    std::unique_ptr<std::byte[]> p;
+    uint64_t size = 0;
+  };
+  thread_local Arena a;
+  if (bytes > a.size) {
+    a.p.reset();
+    a.p.reset(new std::byte[bytes]);
+    a.size = bytes;
+  }
+  return a.p.get();
 }
 
-void LaunchArgs::commit() {
-  for (auto& [original, copy] : copies_)
-    if (original->size())
-      std::memcpy(original->data(), copy.data(), original->size_bytes());
+} // namespace
+
+namespace {
+
+// Whether parameter i is the first written parameter bound to its buffer.
+bool first_written(const ir::Kernel& k, std::span<const Arg> args, size_t i) {
+  auto written = [&](size_t p) {
+    return k.params[p].is_buffer() && k.params[p].access != ir::Access::Read;
+  };
+  if (!written(i))
+    return false;
+  for (size_t j = 0; j < i; ++j)
+    if (written(j) && args[j].buffer == args[i].buffer)
+      return false;
+  return true;
+}
+
+} // namespace
+
+uint64_t written_bytes(const ir::Kernel& k, std::span<const Arg> args) {
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (first_written(k, args, i))
+      bytes += args[i].buffer->size_bytes();
+  return bytes;
+}
+
+void Snapshot::copy(std::byte* to, const std::byte* from, uint64_t bytes, ThreadPool* pool,
+                    unsigned threads) {
+  constexpr uint64_t kBlock = 1 << 20;
+  if (bytes < 2 * kBlock || pool->size() == 1 || threads == 1) {
+    std::memcpy(to, from, bytes);
+    return;
+  }
+  pool->run((bytes + kBlock - 1) / kBlock, 1, threads, [&](uint64_t begin, uint64_t end) {
+    uint64_t first = begin * kBlock, last = std::min(bytes, end * kBlock);
+    std::memcpy(to + first, from + first, last - first);
+    return true;
+  });
+}
+
+Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args, ThreadPool& pool,
+                   unsigned threads)
+    : pool_(&pool), threads_(threads) {
+  bytes_ = written_bytes(k, args);
+  if (bytes_ == 0)
+    return;
+  std::byte* p = arena(bytes_);
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (first_written(k, args, i)) {
+      HostBuffer* b = args[i].buffer;
+      if (b->size())
+        copy(p, b->data(), b->size_bytes(), pool_, threads_);
+      saved_.push_back({b, p});
+      p += b->size_bytes();
+    }
+}
+
+void Snapshot::restore() const {
+  for (const Saved& s : saved_)
+    if (s.buffer->size())
+      copy(s.buffer->data(), s.copy, s.buffer->size_bytes(), pool_, threads_);
 }
 
 } // namespace halfway::rt::cpu_detail

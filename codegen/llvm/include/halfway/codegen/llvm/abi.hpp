@@ -7,8 +7,11 @@
 //
 // runs workgroups [group_begin, group_end) in linear order (x fastest, then y, then z) on the
 // calling thread. `shared` points to at least LoweredKernel::shared_bytes bytes of 64-byte aligned
-// scratch for this thread; the entry zeroes it at the start of every workgroup. It returns 0, or 1
-// after recording an error in *args->error (checked mode only: unchecked code cannot fail).
+// scratch for this thread; the entry zeroes it at the start of every workgroup. It returns 0; 1
+// when an access failed its check (recorded in *args->error under MemoryChecks::Explicit or
+// check_arith; under Guarded nothing is recorded and the device reruns with Explicit checks);
+// 2 when cancellable code saw *args->cancel nonzero. An out-of-bounds access at a 32-bit index
+// under Guarded faults in the buffer's guard instead of returning (runtime/cpu/src/guard.hpp).
 
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/kernel.hpp"
@@ -39,11 +42,15 @@ struct KernelArgs {
   uint32_t num_groups[3] = {1, 1, 1};
   uint32_t pad = 0;
   ErrorRecord* error = nullptr;
+  // Nonzero: stop (cancellable code polls it with a volatile load at loop back edges). Raised by
+  // the device's watchdog at the deadline or when LaunchOptions::cancel is raised.
+  const volatile uint32_t* cancel = nullptr;
 };
 
 static_assert(offsetof(KernelArgs, buffers) == 0 && offsetof(KernelArgs, lengths) == 8 &&
               offsetof(KernelArgs, scalars) == 16 && offsetof(KernelArgs, num_groups) == 24 &&
-              offsetof(KernelArgs, error) == 40);
+              offsetof(KernelArgs, error) == 40 && offsetof(KernelArgs, cancel) == 48 &&
+              sizeof(KernelArgs) == 56);
 static_assert(offsetof(ErrorRecord, claimed) == 0 && offsetof(ErrorRecord, site) == 4 &&
               offsetof(ErrorRecord, lane) == 8 && offsetof(ErrorRecord, group) == 16 &&
               offsetof(ErrorRecord, index) == 24 && offsetof(ErrorRecord, length) == 32);

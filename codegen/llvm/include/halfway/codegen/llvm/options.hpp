@@ -21,11 +21,35 @@ enum class SingleRoundingMode : uint8_t {
   Exact,
 };
 
+// How loads, stores and atomics are kept inside their buffer or shared array.
+enum class MemoryChecks : uint8_t {
+  // The default. Buffers are guarded (rt::HostBuffer): an index of 32 bits or fewer becomes a
+  // zero-extended 32-bit offset, so every out-of-bounds one lands in the inaccessible guard after
+  // the data and faults, which the CPU device catches; the access itself costs nothing extra.
+  // 64-bit indices and shared arrays get an explicit comparison (shared lengths are constants,
+  // so LLVM folds most of them). A failing comparison returns 1 at once without recording: the
+  // device reruns the launch with Explicit checks to report the error.
+  Guarded,
+  // Every access compared with its length; a failure is recorded with the interpreter's detail
+  // (kernel, node, buffer, index, length, workgroup, lane). Checked launches, launches with an
+  // unguarded buffer, and the rerun after a guard fault.
+  Explicit,
+  // Nothing: an out-of-bounds access is undefined. Only for benchmarks' baselines (the code this
+  // backend generated before guards); no device launch uses it.
+  None,
+};
+
 struct LlvmOptions {
-  // Report out-of-bounds accesses, integer division by zero and shift overflow as halfway::Error
-  // with the interpreter's detail. Off: accesses are unchecked (like a GPU), and division and
-  // shifts get the defined results documented in codegen/llvm/README.md.
-  bool check_bounds = false;
+  MemoryChecks memory = MemoryChecks::Guarded;
+  // Report integer division by zero and shift overflow as halfway::Error with the interpreter's
+  // detail. Off: division and shifts get the defined results documented in
+  // codegen/llvm/README.md.
+  bool check_arith = false;
+  // Poll KernelArgs::cancel at every loop back edge (kernel while/for loops, the loop over
+  // workgroups) and return 2 when it is nonzero. Only launches with a timeout or a cancel flag
+  // use this variant, so the poll (a volatile load, which also keeps `while true {}` from being
+  // optimised away) costs the others nothing.
+  bool cancellable = false;
   SingleRoundingMode single_rounding = SingleRoundingMode::Contract;
   // The buffers of one launch do not overlap: buffer pointers are `noalias`, so the vectoriser
   // needs no runtime overlap checks. The CPU device clears it when the same buffer is passed for
@@ -39,6 +63,9 @@ struct LlvmOptions {
   // then run `if (global_id(0) < n)` as a loop over [0, n) (lane_guard.hpp). The CPU device sets
   // it per launch.
   bool grid_fits_u32 = true;
+
+  // Failures are recorded in the ErrorRecord (per-lane failed flags, no lanes in step).
+  bool records_errors() const { return check_arith || memory == MemoryChecks::Explicit; }
 
   // The memo component: a stable number that differs whenever the generated code may differ.
   uint64_t variant() const;
