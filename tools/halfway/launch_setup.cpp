@@ -235,7 +235,10 @@ void LaunchSetup::add_options(CLI::App& sub) {
                  "Generator for buffers not given: random, ties, edges, zeros, iota")
       ->capture_default_str();
   sub.add_option("--seed", seed, "Seed of the random generators")->capture_default_str();
-  sub.add_flag("--check", check, "Bounds checking on devices that support it");
+  sub.add_flag("--check", check,
+               "Add the checks that cost time: integer division by zero and shift overflow on "
+               "the CPU device (out-of-bounds accesses are an error on every device without it; "
+               "the interpreter always checks everything)");
   sub.add_flag("--deterministic", deterministic, "One thread, workgroups in order");
   sub.add_option("--threads", threads, "Worker threads (0: all cores)")->type_name("N");
   timeout_option =
