@@ -158,7 +158,21 @@ TEST(SpirvCodegen, InterfaceFollowsTheParameters) {
   }
   EXPECT_TRUE(slots.count(PushSlot::GroupsX));
   EXPECT_TRUE(slots.count(PushSlot::FoldX));
-  EXPECT_FALSE(slots.count(PushSlot::Folded)); // saxpy uses dimension 0 only
+  // The control buffer follows the parameters; saxpy's y[i] is checked (only x[i] is guarded),
+  // and a fault names the linear workgroup, which needs the y and z coordinates.
+  ASSERT_TRUE(s.control_binding.has_value());
+  EXPECT_EQ(*s.control_binding, 2u);
+  EXPECT_TRUE(slots.count(PushSlot::Folded));
+  {
+    Options unchecked;
+    unchecked.checks = false;
+    Shader u = generate(example("saxpy"), {}, Target::lavapipe(), unchecked);
+    EXPECT_FALSE(u.control_binding.has_value());
+    std::set<PushSlot> used;
+    for (const PushEntry& p : u.push)
+      used.insert(p.slot);
+    EXPECT_FALSE(used.count(PushSlot::Folded)); // saxpy uses dimension 0 only
+  }
   EXPECT_TRUE(slots.count(PushSlot::Scalar));
   EXPECT_TRUE(slots.count(PushSlot::BufferLength));
   EXPECT_FALSE(slots.count(PushSlot::Zero)); // no opaque identity on lavapipe

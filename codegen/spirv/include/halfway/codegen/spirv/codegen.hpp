@@ -96,6 +96,35 @@ struct Options {
   bool validate = true;
 #endif
   bool debug_names = true; // OpName for parameters, locals and shared arrays
+  // Bounds checks on every buffer and shared access, and cancel polls at loop back edges, both
+  // through the control buffer (see "Memory safety" above). Off only for the benchmark's
+  // unchecked baseline: such a module may corrupt the host (lavapipe runs in-process), never
+  // launch it on untrusted kernels.
+  bool checks = true;
+};
+
+// The control buffer: the storage buffer every checked module binds after its buffer parameters
+// (Shader::control_binding), as u32 words. The host zeroes it except where noted.
+namespace control {
+inline constexpr uint32_t kWorkgroup = 0;   // atomic min of faulting linear workgroups (init ~0)
+inline constexpr uint32_t kKey = 1;         // atomic min of (site << lane_bits | lane) (init ~0)
+inline constexpr uint32_t kTargetGroup = 2; // keys are recorded in this workgroup only (init ~0)
+inline constexpr uint32_t kTargetKey = 3;   // this key stores its index below (init ~0)
+inline constexpr uint32_t kIndexLow = 4;    // the target key's index, low and high words
+inline constexpr uint32_t kIndexHigh = 5;
+inline constexpr uint32_t kCancel = 6; // the host raises it: loops end, the invocation returns
+inline constexpr uint32_t kWords = 8;
+inline constexpr uint32_t kNone = 0xffffffffu;
+} // namespace control
+
+// One checked access: what the host needs to name a fault recorded at this site.
+struct CheckSite {
+  ir::Space space = ir::Space::Buffer;
+  uint32_t mem = 0;            // parameter index (buffers) or shared-array index
+  uint32_t node = 0xffffffffu; // the load's expression id; ir::kNone for stores and atomics
+  uint32_t line = 0;
+  const char* access = "";   // "load from", "store to", "atomic on"
+  bool index_signed = false; // the index is signed: the recorded 64 bits are an int64
 };
 
 // One word of the push-constant block.
@@ -163,6 +192,14 @@ struct Shader {
   uint32_t no_contraction = 0;    // instructions decorated NoContraction
   policy::Budget budget;          // what it was generated under
   double codegen_ms = 0;          // generate() wall time, validation excluded
+  // Checked modules (Options::checks): the control buffer's binding, the checked sites in
+  // evaluation order (a fault's key names its site), and how many low key bits hold the lane.
+  std::optional<uint32_t> control_binding;
+  std::vector<CheckSite> sites;
+  uint32_t lane_bits = 0;
+  uint32_t elided_checks = 0; // accesses proven in bounds at generation time
+  // Bytes of shared memory as the module holds it (f16, bf16 and 8/16-bit elements in 32 bits).
+  uint64_t shared_bytes = 0;
 };
 
 // Generates the module. Throws Error(Unsupported) naming the kernel and construct for what the

@@ -22,6 +22,7 @@
 #include "halfway/runtime/memo.hpp"
 #include "halfway/runtime/vulkan/runtime.hpp"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,9 @@ struct VulkanDeviceOptions {
   std::optional<bool> opaque_identity{};
   // Run the SPIRV-Tools validator on every generated module (on by default in debug builds).
   std::optional<bool> validate_spirv{};
+  // Generates modules without bounds checks or cancel polls (codegen::spirv::Options::checks):
+  // only for the benchmark's baseline. An out-of-bounds shared store then corrupts the host.
+  bool unchecked = false;
 };
 
 class VulkanDevice : public Device {
@@ -68,6 +72,7 @@ private:
   codegen::spirv::Target target_;
   DeviceInfo info_;
   LaunchMemo<Compiled> memo_;
+  std::map<const vk::Device*, vk::Buffer> control_; // one control buffer per logical device
   std::mutex mutex_;
 };
 

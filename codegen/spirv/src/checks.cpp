@@ -1,0 +1,311 @@
+// Checked memory accesses and cancel polls: the module's side of the control buffer.
+//
+// Every buffer and shared access whose index is not proven in range at generation time runs under
+// a selection: in bounds it happens; out of bounds it is skipped (a load yields zero) and the
+// fault is recorded. Lavapipe runs shaders in-process, so an unchecked shared store past the end
+// writes the host's heap; robustness features only cover buffers, and only by clamping or
+// dropping, which hides the bug. The host turns the record into the interpreter's error.
+//
+// Which fault is reported: the interpreter stops a workgroup at its first failing node (lanes in
+// lockstep, lowest lane first) and reports the lowest failing workgroup. Here every lane runs on
+// and records at most once (its first fault in its own order), into
+//   word kWorkgroup: atomic min over the faulting linear workgroups;
+//   word kKey:       atomic min over site << lane_bits | lane, only in workgroup kTargetGroup;
+//   words kIndex*:   the index, written only by the lane whose key is kTargetKey.
+// The host runs the launch once with no target (finding the workgroup), again with the workgroup
+// as target (finding the key), and again with the key as target (finding the index): only the
+// error path pays, and every choice is a deterministic minimum. Sites are numbered in evaluation
+// order, so in straight-line code the key's minimum is the interpreter's choice; across loop
+// iterations the order is by site, then lane, where the interpreter's is by iteration.
+
+#include "emitter.hpp"
+#include "halfway/ir/bits.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace halfway::codegen::spirv {
+
+using ir::ScalarType;
+using O = spv::Op;
+
+namespace {
+
+constexpr uint64_t kLocalKey = uint64_t{1} << 56;
+constexpr uint64_t kBuiltinKey = uint64_t{2} << 56;
+
+uint32_t repr_bytes(ScalarType t) {
+  return ir::info(t).bits == 64 ? 8 : 4; // every shared element is held in 32 or 64 bits
+}
+
+} // namespace
+
+// Every size the module derives from the kernel, in 64 bits: shared arrays are held in 32- or
+// 64-bit elements, and no Vulkan device has 4 GiB of shared memory (the limit is a uint32_t).
+uint64_t Emitter::check_sizes() const {
+  uint64_t total = 0;
+  for (const ir::SharedArray& s : k_.shared) {
+    const uint64_t bytes = uint64_t{s.size} * repr_bytes(s.type); // < 2^35: no overflow
+    total += bytes;                                               // < 2^35 * arrays
+    if (total > 0xffffffffu) {
+      ErrorContext c;
+      c.kernel = name_;
+      c.buffer = s.name;
+      throw Error(
+          ErrorKind::Limit,
+          "kernel " + name_ + ": shared array " + s.name + " (" + std::string(ir::name(s.type)) +
+              "[" + std::to_string(s.size) + "], " + std::to_string(bytes) +
+              " bytes as held on the device) brings shared memory to " + std::to_string(total) +
+              " bytes; Vulkan's maxComputeSharedMemorySize is a 32-bit count of bytes",
+          c);
+    }
+  }
+  if (options_.checks) {
+    const uint64_t lanes = k_.workgroup_lanes();
+    if (lanes == 0 || lanes > (uint64_t{1} << 20))
+      internal("workgroup of " + std::to_string(lanes) + " lanes");
+  }
+  return total;
+}
+
+void Emitter::declare_control() {
+  if (!options_.checks)
+    return;
+  lane_bits_ = static_cast<uint32_t>(std::bit_width(k_.workgroup_lanes() - 1));
+  uint32_t array = b_.type_runtime_array(t_u32(), 4);
+  uint32_t members[] = {array};
+  uint32_t block = b_.type_struct(members);
+  b_.member_decorate(block, 0, spv::Decoration::Offset, {0});
+  b_.decorate(block, spv::Decoration::Block);
+  control_var_ = b_.global_variable(b_.type_pointer(spv::StorageClass::StorageBuffer, block),
+                                    spv::StorageClass::StorageBuffer);
+  b_.decorate(control_var_, spv::Decoration::DescriptorSet, {0});
+  b_.decorate(control_var_, spv::Decoration::Binding, {static_cast<uint32_t>(bindings_.size())});
+  b_.decorate(control_var_, spv::Decoration::Coherent);
+  if (options_.debug_names)
+    b_.name(control_var_, "halfway_control");
+  faulted_var_ = b_.local_variable(b_.type_pointer(spv::StorageClass::Function, t_bool()));
+  if (options_.debug_names)
+    b_.name(faulted_var_, "faulted");
+  auto saved = b_.stream();
+  b_.set_stream(ModuleBuilder::Stream::Prologue);
+  b_.op_void(O::OpStore, {faulted_var_, b_.constant_bool(false)});
+  b_.set_stream(saved);
+  ir::for_each_stmt(k_.body, [&](const ir::Stmt& s) {
+    if (s.kind == ir::StmtKind::Assign || (s.kind == ir::StmtKind::Atomic && s.local != ir::kNone))
+      assigned_.insert(s.local);
+    if (s.kind == ir::StmtKind::For)
+      for_locals_[s.local]++;
+  });
+}
+
+uint32_t Emitter::control_word(uint32_t word) {
+  auto saved = b_.stream();
+  b_.set_stream(ModuleBuilder::Stream::Prologue);
+  uint32_t& ptr = control_ptr_[word];
+  if (ptr == 0)
+    ptr = b_.op(O::OpAccessChain, b_.type_pointer(spv::StorageClass::StorageBuffer, t_u32()),
+                {control_var_, u32(0), u32(word)});
+  b_.set_stream(saved);
+  return ptr;
+}
+
+uint64_t Emitter::local_key(uint32_t local) {
+  return kLocalKey | local;
+}
+
+// The logical linear workgroup x + groups.x * (y + groups.y * z), computed in the prologue (so it
+// dominates every fault record) only by modules that record faults. It wraps at 2^32: a grid of
+// more workgroups would report the workgroup modulo 2^32.
+uint32_t Emitter::group_linear() {
+  if (group_linear_)
+    return group_linear_;
+  using B = spv::BuiltIn;
+  auto saved = b_.stream();
+  b_.set_stream(ModuleBuilder::Stream::Prologue);
+  const uint32_t gx = push_value(PushSlot::GroupsX), gy = push_value(PushSlot::GroupsY);
+  const uint32_t fold_x = push_value(PushSlot::FoldX), folded = push_value(PushSlot::Folded);
+  const uint32_t wx = builtin_component(B::WorkgroupId, 0);
+  const uint32_t wy = builtin_component(B::WorkgroupId, 1);
+  const uint32_t wz = builtin_component(B::WorkgroupId, 2);
+  auto add = [&](uint32_t a, uint32_t b) { return b_.op(O::OpIAdd, t_u32(), {a, b}); };
+  auto mul = [&](uint32_t a, uint32_t b) { return b_.op(O::OpIMul, t_u32(), {a, b}); };
+  const uint32_t x = add(wx, mul(fold_x, wy));
+  const uint32_t y = add(wy, mul(folded, b_.op(O::OpISub, t_u32(), {wz, wy})));
+  const uint32_t z = mul(wz, b_.op(O::OpISub, t_u32(), {u32(1), folded}));
+  group_linear_ = add(x, mul(gx, add(y, mul(gy, z))));
+  b_.set_stream(saved);
+  return group_linear_;
+}
+
+// A key naming an index's value where two expressions certainly have the same value within one
+// statement scope: the expression itself, a builtin coordinate, or a local that is only set by
+// its let (or, inside its one for loop's body, only by that loop).
+uint64_t Emitter::value_key(ir::ExprId id) const {
+  const ir::Expr& e = k_.expr(id);
+  if (ir::is_builtin(e.op))
+    return kBuiltinKey | (uint64_t{static_cast<uint8_t>(e.op)} << 8) | e.imm;
+  if (e.op == ir::Op::LocalGet && !assigned_.count(e.ref)) {
+    auto it = for_locals_.find(e.ref);
+    if (it == for_locals_.end())
+      return local_key(e.ref);
+    if (it->second == 1 &&
+        std::find(active_for_.begin(), active_for_.end(), e.ref) != active_for_.end())
+      return local_key(e.ref);
+  }
+  return id;
+}
+
+// Facts an if's condition gives its then-branch: lt(i, len(b)) on unsigned operands, possibly
+// inside and(...).
+void Emitter::push_facts(ir::ExprId cond) {
+  const ir::Expr& e = k_.expr(cond);
+  if (e.op == ir::Op::And && e.type == ScalarType::Bool) {
+    push_facts(e.args[0]);
+    push_facts(e.args[1]);
+    return;
+  }
+  if (e.op != ir::Op::Lt)
+    return;
+  const ir::Expr& rhs = k_.expr(e.args[1]);
+  if (rhs.op != ir::Op::BufferLen || ir::info(k_.expr(e.args[0]).type).is_signed)
+    return;
+  facts_.push_back({value_key(e.args[0]), rhs.ref});
+}
+
+bool Emitter::proven_in_bounds(ir::Space space, uint32_t mem, ir::ExprId index) const {
+  const ir::Expr& e = k_.expr(index);
+  if (space == ir::Space::Shared) {
+    const uint64_t size = k_.shared[mem].size;
+    if (e.op == ir::Op::Const) {
+      const bool negative =
+          ir::info(e.type).is_signed && ir::sign_extend(e.imm, ir::info(e.type).bits) < 0;
+      return !negative && e.imm < size;
+    }
+    if (e.op == ir::Op::LocalId)
+      return k_.workgroup[e.imm] <= size;
+    return false;
+  }
+  const uint64_t key = value_key(index);
+  for (const auto& [fact, buffer] : facts_)
+    if (fact == key && buffer == mem)
+      return true;
+  return false;
+}
+
+void Emitter::selection(uint32_t cond, uint32_t then_label, uint32_t merge) {
+  b_.op_void(O::OpSelectionMerge,
+             {merge, static_cast<uint32_t>(spv::SelectionControlMask::MaskNone)});
+  b_.op_void(O::OpBranchConditional, {cond, then_label, merge});
+  begin_block(then_label);
+}
+
+uint32_t Emitter::guarded(ir::Space space, uint32_t mem, ir::ExprId index, uint32_t index_id,
+                          Access access, ir::ExprId node, uint32_t line, uint32_t zero,
+                          const std::function<uint32_t()>& access_fn) {
+  if (!options_.checks)
+    return access_fn();
+  if (proven_in_bounds(space, mem, index)) {
+    ++elided_;
+    return access_fn();
+  }
+  const ScalarType index_type = k_.expr(index).type;
+  const bool is_signed = ir::info(index_type).is_signed;
+  const bool wide = ir::info(index_type).bits == 64;
+  static constexpr const char* kAccess[] = {"load from", "store to", "atomic on"};
+  CheckSite site;
+  site.space = space;
+  site.mem = mem;
+  site.node = node;
+  site.line = line ? line : (node != ir::kNone ? k_.expr(node).line : 0);
+  site.access = kAccess[static_cast<int>(access)];
+  site.index_signed = is_signed;
+  const auto site_id = static_cast<uint32_t>(sites_.size());
+  if (lane_bits_ < 32 && (uint64_t{site_id} >> (32 - lane_bits_)) != 0)
+    refuse(node, "more than " + std::to_string((uint64_t{1} << (32 - lane_bits_)) - 1) +
+                     " checked memory accesses");
+  sites_.push_back(site);
+
+  const uint32_t length = space == ir::Space::Buffer ? push_value(PushSlot::BufferLength, mem)
+                                                     : u32(k_.shared[mem].size);
+  uint32_t in = 0;
+  if (wide) {
+    uint32_t idx = is_signed ? b_.op(O::OpBitcast, t_u64(), {index_id}) : index_id;
+    in = b_.op(O::OpULessThan, t_bool(), {idx, b_.op(O::OpUConvert, t_u64(), {length})});
+  } else {
+    uint32_t idx = is_signed ? b_.op(O::OpBitcast, t_u32(), {index_id}) : index_id;
+    in = b_.op(O::OpULessThan, t_bool(), {idx, length});
+    if (is_signed)
+      in = b_.op(O::OpLogicalAnd, t_bool(),
+                 {in, b_.op(O::OpSGreaterThanEqual, t_bool(), {index_id, i32(0)})});
+  }
+  const uint32_t ok = b_.fresh_id(), bad = b_.fresh_id(), merge = b_.fresh_id();
+  b_.op_void(O::OpSelectionMerge,
+             {merge, static_cast<uint32_t>(spv::SelectionControlMask::MaskNone)});
+  b_.op_void(O::OpBranchConditional, {in, ok, bad});
+  begin_block(ok);
+  const uint32_t value = access_fn();
+  const uint32_t ok_end = current_label_;
+  branch(merge);
+  begin_block(bad);
+  record_fault(site_id, index_id, index_type);
+  const uint32_t bad_end = current_label_;
+  branch(merge);
+  begin_block(merge);
+  if (zero == 0)
+    return value;
+  return b_.op(O::OpPhi, b_.type_of(value), {value, ok_end, zero, bad_end});
+}
+
+void Emitter::record_fault(uint32_t site, uint32_t index_id, ScalarType index_type) {
+  const uint32_t device = u32(static_cast<uint32_t>(spv::Scope::Device));
+  const uint32_t relaxed = u32(0);
+  const uint32_t first = b_.fresh_id(), done = b_.fresh_id();
+  const uint32_t faulted = b_.op(O::OpLoad, t_bool(), {faulted_var_});
+  selection(b_.op(O::OpLogicalNot, t_bool(), {faulted}), first, done);
+  b_.op_void(O::OpStore, {faulted_var_, b_.constant_bool(true)});
+  const uint32_t wg = group_linear();
+  b_.op(O::OpAtomicUMin, t_u32(), {control_word(control::kWorkgroup), device, relaxed, wg});
+  const uint32_t target =
+      b_.op(O::OpAtomicLoad, t_u32(), {control_word(control::kTargetGroup), device, relaxed});
+  const uint32_t in_target = b_.fresh_id(), target_done = b_.fresh_id();
+  selection(b_.op(O::OpIEqual, t_bool(), {wg, target}), in_target, target_done);
+  const uint32_t lane = builtin_component(spv::BuiltIn::LocalInvocationIndex, 0);
+  const uint32_t key = b_.op(O::OpBitwiseOr, t_u32(), {u32(site << lane_bits_), lane});
+  b_.op(O::OpAtomicUMin, t_u32(), {control_word(control::kKey), device, relaxed, key});
+  const uint32_t target_key =
+      b_.op(O::OpAtomicLoad, t_u32(), {control_word(control::kTargetKey), device, relaxed});
+  const uint32_t is_key = b_.fresh_id(), key_done = b_.fresh_id();
+  selection(b_.op(O::OpIEqual, t_bool(), {key, target_key}), is_key, key_done);
+  uint32_t low = 0, high = 0;
+  if (ir::info(index_type).bits == 64) {
+    const uint32_t bits = b_.op(O::OpBitcast, t_u64(), {index_id});
+    low = b_.op(O::OpUConvert, t_u32(), {bits});
+    high = b_.op(O::OpUConvert, t_u32(),
+                 {b_.op(O::OpShiftRightLogical, t_u64(), {bits, b_.constant(t_u64(), 32)})});
+  } else if (ir::info(index_type).is_signed) {
+    low = b_.op(O::OpBitcast, t_u32(), {index_id});
+    high = b_.op(O::OpBitcast, t_u32(),
+                 {b_.op(O::OpShiftRightArithmetic, t_i32(), {index_id, i32(31)})});
+  } else {
+    low = index_id;
+    high = u32(0);
+  }
+  b_.op_void(O::OpStore, {control_word(control::kIndexLow), low});
+  b_.op_void(O::OpStore, {control_word(control::kIndexHigh), high});
+  branch(key_done);
+  begin_block(key_done);
+  branch(target_done);
+  begin_block(target_done);
+  branch(done);
+  begin_block(done);
+}
+
+uint32_t Emitter::poll_cancel() {
+  const uint32_t word = b_.op(
+      O::OpAtomicLoad, t_u32(),
+      {control_word(control::kCancel), u32(static_cast<uint32_t>(spv::Scope::Device)), u32(0)});
+  return b_.op(O::OpINotEqual, t_bool(), {word, u32(0)});
+}
+
+} // namespace halfway::codegen::spirv
