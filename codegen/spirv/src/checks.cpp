@@ -220,11 +220,7 @@ uint32_t Emitter::guarded(ir::Space space, uint32_t mem, ir::ExprId index, uint3
   site.line = line ? line : (node != ir::kNone ? k_.expr(node).line : 0);
   site.access = kAccess[static_cast<int>(access)];
   site.index_signed = is_signed;
-  const auto site_id = static_cast<uint32_t>(sites_.size());
-  if (lane_bits_ < 32 && (uint64_t{site_id} >> (32 - lane_bits_)) != 0)
-    refuse(node, "more than " + std::to_string((uint64_t{1} << (32 - lane_bits_)) - 1) +
-                     " checked memory accesses");
-  sites_.push_back(site);
+  const uint32_t site_id = add_site(site);
 
   const uint32_t length = space == ir::Space::Buffer ? push_value(PushSlot::BufferLength, mem)
                                                      : u32(k_.shared[mem].size);
@@ -255,6 +251,59 @@ uint32_t Emitter::guarded(ir::Space space, uint32_t mem, ir::ExprId index, uint3
   if (zero == 0)
     return value;
   return b_.op(O::OpPhi, b_.type_of(value), {value, ok_end, zero, bad_end});
+}
+
+uint32_t Emitter::add_site(const CheckSite& site) {
+  const auto site_id = static_cast<uint32_t>(sites_.size());
+  if (lane_bits_ < 32 && (uint64_t{site_id} >> (32 - lane_bits_)) != 0)
+    refuse(site.node, "more than " + std::to_string((uint64_t{1} << (32 - lane_bits_)) - 1) +
+                          " checked memory accesses and loops");
+  sites_.push_back(site);
+  return site_id;
+}
+
+// Lavapipe ends loops by itself (gallivm's loop limiter): each invocation batch gets 65,535 loop
+// back edges in all, across every loop of the shader, and then every loop it enters exits at its
+// first back edge, silently. Measured: one `for` of 100,000 iterations ran 65,535; two of 40,000
+// in sequence ran 65,534 in all; the kernel went on with wrong results. A flag set on a loop's own
+// exits cannot see that (the compiler proves it always set and folds the test away), so where the
+// target has such a limit every invocation counts what the driver counts: each back edge, in every
+// loop's continue block, and each loop exit (a batch runs the exiting iteration to the loop's end
+// under a mask, which the driver counts too; measured: two loops of 40,000 ran 40,000 + 25,534).
+// It records a fault (site kind Limit, naming the loop) when the count reaches the limit at a
+// back edge: the driver is about to cut that loop. Lanes of one batch that run different loops in
+// divergent branches share the driver's count but not this one, so those can still be cut unseen.
+void Emitter::count_iteration(uint32_t line) {
+  if (!back_edges_var_) {
+    back_edges_var_ = b_.local_variable(b_.type_pointer(spv::StorageClass::Function, t_u32()));
+    if (options_.debug_names)
+      b_.name(back_edges_var_, "back_edges");
+    auto saved = b_.stream();
+    b_.set_stream(ModuleBuilder::Stream::Prologue);
+    b_.op_void(O::OpStore, {back_edges_var_, u32(0)});
+    b_.set_stream(saved);
+  }
+  CheckSite site;
+  site.kind = ErrorKind::Limit;
+  site.line = line;
+  site.access = "loop";
+  const uint32_t site_id = add_site(site);
+  const uint32_t n =
+      b_.op(O::OpIAdd, t_u32(), {b_.op(O::OpLoad, t_u32(), {back_edges_var_}), u32(1)});
+  b_.op_void(O::OpStore, {back_edges_var_, n});
+  const uint32_t cut = b_.fresh_id(), done = b_.fresh_id();
+  selection(b_.op(O::OpUGreaterThanEqual, t_bool(), {n, u32(target_.loop_limit)}), cut, done);
+  record_fault(site_id, u32(0), ScalarType::U32);
+  branch(done);
+  begin_block(done);
+}
+
+void Emitter::count_loop_exit() {
+  if (!back_edges_var_)
+    return; // no back edge was emitted (every loop body ended in a break or return)
+  const uint32_t n =
+      b_.op(O::OpIAdd, t_u32(), {b_.op(O::OpLoad, t_u32(), {back_edges_var_}), u32(1)});
+  b_.op_void(O::OpStore, {back_edges_var_, n});
 }
 
 void Emitter::record_fault(uint32_t site, uint32_t index_id, ScalarType index_type) {
@@ -301,6 +350,11 @@ void Emitter::record_fault(uint32_t site, uint32_t index_id, ScalarType index_ty
   begin_block(done);
 }
 
+// A volatile load, not an atomic one: compilers may delete a loop without side effects (lavapipe
+// does, measured: `while true {}` returned at once), and an atomic load is not a side effect to
+// them; a volatile load is. It still reads memory every iteration, which is what lets the host end
+// the loop.
+// An atomic load: the compiler may not hoist it out of the loop, and it costs a plain load.
 uint32_t Emitter::poll_cancel() {
   const uint32_t word = b_.op(
       O::OpAtomicLoad, t_u32(),

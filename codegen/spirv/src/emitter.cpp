@@ -622,8 +622,12 @@ void Emitter::stmt_loop(const ir::Stmt& s) {
     uint32_t next = b_.op(O::OpIAdd, t_int(vt), {v, get(s.c, Repr::Native)});
     store_local(s.local, {next, Repr::Native});
   }
+  if (options_.checks && target_.loop_limit)
+    count_iteration(s.line);
   branch(header);
   begin_block(merge);
+  if (options_.checks && target_.loop_limit)
+    count_loop_exit();
   if (cancelled) {
     const uint32_t stop = b_.fresh_id(), go_on = b_.fresh_id();
     selection(cancelled, stop, go_on);
@@ -759,6 +763,7 @@ Shader Emitter::run() {
     shader.control_binding = static_cast<uint32_t>(bindings_.size());
     shader.sites = sites_;
     shader.lane_bits = lane_bits_;
+    shader.loop_limit = target_.loop_limit;
     shader.elided_checks = elided_;
   }
   finish_module(shader);

@@ -99,6 +99,9 @@ private:
                    Access access, ir::ExprId node, uint32_t line, uint32_t zero,
                    const std::function<uint32_t()>& access_fn);
   void record_fault(uint32_t site, uint32_t index_id, ir::ScalarType index_type);
+  uint32_t add_site(const CheckSite& site);
+  void count_iteration(uint32_t line);
+  void count_loop_exit();
   uint32_t poll_cancel(); // bool: the host asked the invocation to end
   void selection(uint32_t cond, uint32_t then_label, uint32_t merge);
 
@@ -182,7 +185,7 @@ private:
   std::unordered_map<ir::ExprId, Val> cache_; // per statement: expressions are pure
 
   // Checks.
-  uint32_t control_var_ = 0, faulted_var_ = 0, group_linear_ = 0;
+  uint32_t control_var_ = 0, faulted_var_ = 0, group_linear_ = 0, back_edges_var_ = 0;
   std::vector<CheckSite> sites_;
   uint32_t lane_bits_ = 0, elided_ = 0;
   std::set<uint32_t> assigned_;                        // locals written other than by their let

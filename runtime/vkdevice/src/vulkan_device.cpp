@@ -30,13 +30,25 @@ namespace control = codegen::spirv::control;
 // lane), and the index when the reporting rerun found it.
 Error fault_error(const ir::Kernel& k, const codegen::spirv::Shader& shader,
                   std::span<const uint64_t> lengths, uint32_t group, uint32_t key,
-                  std::optional<uint64_t> index) {
+                  std::optional<uint64_t> index, const std::string& device) {
   ErrorContext ctx;
   ctx.kernel = k.name;
   const uint32_t site_id = shader.lane_bits >= 32 ? 0 : key >> shader.lane_bits;
   if (site_id >= shader.sites.size())
     return Error(ErrorKind::Internal, "the Vulkan device recorded an unknown failure", ctx);
   const codegen::spirv::CheckSite& site = shader.sites[site_id];
+  if (site.kind == ErrorKind::Limit) {
+    ctx.line = site.line;
+    ctx.workgroup = group;
+    ctx.lane = key & ((uint64_t{1} << shader.lane_bits) - 1);
+    return Error(ErrorKind::Limit,
+                 "the loop at line " + std::to_string(site.line) +
+                     " brought the invocation's loop iterations to " +
+                     std::to_string(shader.loop_limit) + ", where device " + device +
+                     " ends every loop by itself (lavapipe's loop limiter: this many back edges in "
+                     "all, per invocation) and the results would be wrong. Run it on interp or cpu",
+                 ctx);
+  }
   if (site.node != ir::kNone) {
     ctx.node = site.node;
     ctx.node_text = ir::print_expr(k, site.node);
@@ -272,13 +284,13 @@ LaunchResult VulkanDevice::launch(const ir::VerifiedKernel& kernel, const Grid& 
     run(group, control::kNone);
     const uint32_t key = words[control::kKey];
     if (key == control::kNone)
-      throw fault_error(k, shader, lengths, group, 0, std::nullopt);
+      throw fault_error(k, shader, lengths, group, 0, std::nullopt, info_.name);
     reload();
     run(group, key);
     std::optional<uint64_t> index;
     if (words[control::kKey] == key)
       index = uint64_t{words[control::kIndexLow]} | (uint64_t{words[control::kIndexHigh]} << 32);
-    throw fault_error(k, shader, lengths, group, key, index);
+    throw fault_error(k, shader, lengths, group, key, index, info_.name);
   }
 
   // Success: fetch every output (each distinct buffer once), then, only when all downloads

@@ -52,6 +52,7 @@
 // only take 16/32-bit floats applied to f64, bf16 fma, integer-to-f32/f64 conversions with a
 // directed rounding mode, and push-constant blocks over 128 bytes.
 
+#include "halfway/ir/error.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/policy/budget.hpp"
 
@@ -79,6 +80,9 @@ struct Target {
   // Whether narrowings that need a barrier get the opaque identity; nullopt: the driver table
   // decides from driver_id (drivers.hpp).
   std::optional<bool> opaque_identity;
+  // Iterations after which the driver ends any loop by itself (0: none). Checked modules then
+  // detect a loop that did not end by its own exit and report it (checks.cpp).
+  uint32_t loop_limit = 0;
 
   // RTE for every width, nothing else, no opaque identity: a conservative portable target.
   static Target generic();
@@ -119,6 +123,7 @@ inline constexpr uint32_t kNone = 0xffffffffu;
 
 // One checked access: what the host needs to name a fault recorded at this site.
 struct CheckSite {
+  ErrorKind kind = ErrorKind::OutOfBounds; // or Limit: a loop the driver cut (Target::loop_limit)
   ir::Space space = ir::Space::Buffer;
   uint32_t mem = 0;            // parameter index (buffers) or shared-array index
   uint32_t node = 0xffffffffu; // the load's expression id; ir::kNone for stores and atomics
@@ -197,6 +202,7 @@ struct Shader {
   std::optional<uint32_t> control_binding;
   std::vector<CheckSite> sites;
   uint32_t lane_bits = 0;
+  uint32_t loop_limit = 0;    // Target::loop_limit it was generated for
   uint32_t elided_checks = 0; // accesses proven in bounds at generation time
   // Bytes of shared memory as the module holds it (f16, bf16 and 8/16-bit elements in 32 bits).
   uint64_t shared_bytes = 0;
