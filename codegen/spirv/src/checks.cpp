@@ -97,6 +97,11 @@ void Emitter::declare_control() {
     if (s.kind == ir::StmtKind::For)
       for_locals_[s.local]++;
   });
+  ir::for_each_stmt(k_.body, [&](const ir::Stmt& s) {
+    if (s.kind == ir::StmtKind::Let && !assigned_.count(s.local) && !for_locals_.count(s.local) &&
+        k_.expr(s.a).op == ir::Op::LocalId)
+      lane_locals_[s.local] = static_cast<uint32_t>(k_.expr(s.a).imm);
+  });
 }
 
 uint32_t Emitter::control_word(uint32_t word) {
@@ -184,6 +189,9 @@ bool Emitter::proven_in_bounds(ir::Space space, uint32_t mem, ir::ExprId index) 
     }
     if (e.op == ir::Op::LocalId)
       return k_.workgroup[e.imm] <= size;
+    if (e.op == ir::Op::LocalGet)
+      if (auto it = lane_locals_.find(e.ref); it != lane_locals_.end())
+        return k_.workgroup[it->second] <= size;
     return false;
   }
   const uint64_t key = value_key(index);

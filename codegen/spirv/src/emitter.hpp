@@ -191,6 +191,7 @@ private:
   std::set<uint32_t> assigned_;                        // locals written other than by their let
   std::map<uint32_t, uint32_t> for_locals_;            // for-loop variable -> how many fors set it
   std::vector<uint32_t> active_for_;                   // variables of the fors being emitted
+  std::map<uint32_t, uint32_t> lane_locals_;           // let l = local_id(d), never reassigned -> d
   std::unordered_map<uint32_t, uint32_t> control_ptr_; // control word -> prologue pointer
   // Facts from enclosing ifs and fors: the value with key `first` (value_key) is below
   // len(buffer parameter `second`).
