@@ -8,15 +8,19 @@
 //
 // Which fault is reported: the interpreter stops a workgroup at its first failing node (lanes in
 // lockstep, lowest lane first) and reports the lowest failing workgroup. Here every lane runs on
-// and records at most once (its first fault in its own order), into
+// and keeps its own first fault (in its own order) in private variables, by selects. At its end
+// an invocation that faulted raises kFaulted in the control buffer: that is all a launch pays for.
+// After a fault the host builds the reporting form (Options::report_faults) and reruns it from
+// the original inputs, where a faulting invocation records into
 //   word kWorkgroup: atomic min over the faulting linear workgroups;
 //   word kKey:       atomic min over site << lane_bits | lane, only in workgroup kTargetGroup;
-//   words kIndex*:   the index, written only by the lane whose key is kTargetKey.
-// The host runs the launch once with no target (finding the workgroup), again with the workgroup
-// as target (finding the key), and again with the key as target (finding the index): only the
-// error path pays, and every choice is a deterministic minimum. Sites are numbered in evaluation
-// order, so in straight-line code the key's minimum is the interpreter's choice; across loop
-// iterations the order is by site, then lane, where the interpreter's is by iteration.
+//   words kIndex*:   the index, written only by the lane whose key is kTargetKey;
+// once with no target (finding the workgroup), once with the workgroup (finding the key), once
+// with the key (finding the index). Every choice is a deterministic minimum. Sites are numbered
+// in evaluation order, so in straight-line code the key's minimum is the interpreter's choice;
+// across loop iterations the order is by site, then lane, where the interpreter's is by
+// iteration, and a kernel whose faults depend on timing (atomics, races) may report differently
+// or not reproduce (an error saying so).
 
 #include "emitter.hpp"
 #include "halfway/ir/bits.hpp"
@@ -84,12 +88,22 @@ void Emitter::declare_control() {
   b_.decorate(control_var_, spv::Decoration::Coherent);
   if (options_.debug_names)
     b_.name(control_var_, "halfway_control");
-  faulted_var_ = b_.local_variable(b_.type_pointer(spv::StorageClass::Function, t_bool()));
-  if (options_.debug_names)
-    b_.name(faulted_var_, "faulted");
+  // This invocation's first fault: its site (kNone: none yet) and index, kept in private
+  // variables by selects and written to the control buffer once, when the invocation ends.
   auto saved = b_.stream();
+  const uint32_t ptr = b_.type_pointer(spv::StorageClass::Function, t_u32());
+  fault_site_var_ = b_.local_variable(ptr);
+  fault_low_var_ = b_.local_variable(ptr);
+  fault_high_var_ = b_.local_variable(ptr);
+  if (options_.debug_names) {
+    b_.name(fault_site_var_, "fault_site");
+    b_.name(fault_low_var_, "fault_index_low");
+    b_.name(fault_high_var_, "fault_index_high");
+  }
   b_.set_stream(ModuleBuilder::Stream::Prologue);
-  b_.op_void(O::OpStore, {faulted_var_, b_.constant_bool(false)});
+  b_.op_void(O::OpStore, {fault_site_var_, u32(control::kNone)});
+  b_.op_void(O::OpStore, {fault_low_var_, u32(0)});
+  b_.op_void(O::OpStore, {fault_high_var_, u32(0)});
   b_.set_stream(saved);
   ir::for_each_stmt(k_.body, [&](const ir::Stmt& s) {
     if (s.kind == ir::StmtKind::Assign || (s.kind == ir::StmtKind::Atomic && s.local != ir::kNone))
@@ -210,12 +224,12 @@ void Emitter::selection(uint32_t cond, uint32_t then_label, uint32_t merge) {
 
 uint32_t Emitter::guarded(ir::Space space, uint32_t mem, ir::ExprId index, uint32_t index_id,
                           Access access, ir::ExprId node, uint32_t line, uint32_t zero,
-                          const std::function<uint32_t()>& access_fn) {
+                          const std::function<uint32_t(uint32_t)>& access_fn) {
   if (!options_.checks)
-    return access_fn();
+    return access_fn(index_id);
   if (proven_in_bounds(space, mem, index)) {
     ++elided_;
-    return access_fn();
+    return access_fn(index_id);
   }
   const ScalarType index_type = k_.expr(index).type;
   const bool is_signed = ir::info(index_type).is_signed;
@@ -243,22 +257,25 @@ uint32_t Emitter::guarded(ir::Space space, uint32_t mem, ir::ExprId index, uint3
       in = b_.op(O::OpLogicalAnd, t_bool(),
                  {in, b_.op(O::OpSGreaterThanEqual, t_bool(), {index_id, i32(0)})});
   }
-  const uint32_t ok = b_.fresh_id(), bad = b_.fresh_id(), merge = b_.fresh_id();
-  b_.op_void(O::OpSelectionMerge,
-             {merge, static_cast<uint32_t>(spv::SelectionControlMask::MaskNone)});
-  b_.op_void(O::OpBranchConditional, {in, ok, bad});
-  begin_block(ok);
-  const uint32_t value = access_fn();
+  note_fault(b_.op(O::OpLogicalNot, t_bool(), {in}), site_id, index_id, index_type);
+  // Loads need no branch around the access: they read element 0 instead (every buffer has one:
+  // the device allocates at least 8 bytes, and shared arrays are never empty) and select zero.
+  if (access == Access::Load) {
+    const uint32_t idx_type = b_.type_of(index_id);
+    const uint32_t safe = b_.op(O::OpSelect, idx_type, {in, index_id, b_.constant(idx_type, 0)});
+    const uint32_t loaded = access_fn(safe);
+    return b_.op(O::OpSelect, b_.type_of(loaded), {in, loaded, zero});
+  }
+  // Stores and atomics must not happen at all out of bounds.
+  const uint32_t head = current_label_, ok = b_.fresh_id(), merge = b_.fresh_id();
+  selection(in, ok, merge);
+  const uint32_t value = access_fn(index_id);
   const uint32_t ok_end = current_label_;
-  branch(merge);
-  begin_block(bad);
-  record_fault(site_id, index_id, index_type);
-  const uint32_t bad_end = current_label_;
   branch(merge);
   begin_block(merge);
   if (zero == 0)
     return value;
-  return b_.op(O::OpPhi, b_.type_of(value), {value, ok_end, zero, bad_end});
+  return b_.op(O::OpPhi, b_.type_of(value), {value, ok_end, zero, head});
 }
 
 uint32_t Emitter::add_site(const CheckSite& site) {
@@ -278,8 +295,8 @@ uint32_t Emitter::add_site(const CheckSite& site) {
 // target has such a limit every invocation counts what the driver counts: each back edge, in every
 // loop's continue block, and each loop exit (a batch runs the exiting iteration to the loop's end
 // under a mask, which the driver counts too; measured: two loops of 40,000 ran 40,000 + 25,534).
-// It records a fault (site kind Limit, naming the loop) when the count reaches the limit at a
-// back edge: the driver is about to cut that loop. Lanes of one batch that run different loops in
+// It notes a fault (site kind Limit, naming the loop) when the count nears the limit at a back
+// edge: the driver is about to cut that loop. Lanes of one batch that run different loops in
 // divergent branches share the driver's count but not this one, so those can still be cut unseen.
 void Emitter::count_iteration(uint32_t line) {
   if (!back_edges_var_) {
@@ -299,11 +316,12 @@ void Emitter::count_iteration(uint32_t line) {
   const uint32_t n =
       b_.op(O::OpIAdd, t_u32(), {b_.op(O::OpLoad, t_u32(), {back_edges_var_}), u32(1)});
   b_.op_void(O::OpStore, {back_edges_var_, n});
-  const uint32_t cut = b_.fresh_id(), done = b_.fresh_id();
-  selection(b_.op(O::OpUGreaterThanEqual, t_bool(), {n, u32(target_.loop_limit)}), cut, done);
-  record_fault(site_id, u32(0), ScalarType::U32);
-  branch(done);
-  begin_block(done);
+  // One back edge early: the fault is kept in a private variable, and a loop the driver cuts at a
+  // back edge loses what its last iteration wrote to loop-carried values (measured: a note made in
+  // the cut iteration was gone after the loop). So a loop whose count reaches limit - 1 is
+  // reported, even if it would have ended there by itself.
+  note_fault(b_.op(O::OpUGreaterThanEqual, t_bool(), {n, u32(target_.loop_limit - 1)}), site_id,
+             u32(0), ScalarType::U32);
 }
 
 void Emitter::count_loop_exit() {
@@ -314,26 +332,11 @@ void Emitter::count_loop_exit() {
   b_.op_void(O::OpStore, {back_edges_var_, n});
 }
 
-void Emitter::record_fault(uint32_t site, uint32_t index_id, ScalarType index_type) {
-  const uint32_t device = u32(static_cast<uint32_t>(spv::Scope::Device));
-  const uint32_t relaxed = u32(0);
-  const uint32_t first = b_.fresh_id(), done = b_.fresh_id();
-  const uint32_t faulted = b_.op(O::OpLoad, t_bool(), {faulted_var_});
-  selection(b_.op(O::OpLogicalNot, t_bool(), {faulted}), first, done);
-  b_.op_void(O::OpStore, {faulted_var_, b_.constant_bool(true)});
-  const uint32_t wg = group_linear();
-  b_.op(O::OpAtomicUMin, t_u32(), {control_word(control::kWorkgroup), device, relaxed, wg});
-  const uint32_t target =
-      b_.op(O::OpAtomicLoad, t_u32(), {control_word(control::kTargetGroup), device, relaxed});
-  const uint32_t in_target = b_.fresh_id(), target_done = b_.fresh_id();
-  selection(b_.op(O::OpIEqual, t_bool(), {wg, target}), in_target, target_done);
-  const uint32_t lane = builtin_component(spv::BuiltIn::LocalInvocationIndex, 0);
-  const uint32_t key = b_.op(O::OpBitwiseOr, t_u32(), {u32(site << lane_bits_), lane});
-  b_.op(O::OpAtomicUMin, t_u32(), {control_word(control::kKey), device, relaxed, key});
-  const uint32_t target_key =
-      b_.op(O::OpAtomicLoad, t_u32(), {control_word(control::kTargetKey), device, relaxed});
-  const uint32_t is_key = b_.fresh_id(), key_done = b_.fresh_id();
-  selection(b_.op(O::OpIEqual, t_bool(), {key, target_key}), is_key, key_done);
+// Keeps the first fault of this invocation: where `bad` holds and no fault was kept yet, the site
+// and the index (as two words; signed 32-bit indices sign-extended). Selects only: on lavapipe a
+// branch around the recording costs as much as taking it (both sides run under masks, and its
+// atomics run lane by lane), measured at 0.35x of the unchecked speed for three checked loads.
+void Emitter::note_fault(uint32_t bad, uint32_t site, uint32_t index_id, ScalarType index_type) {
   uint32_t low = 0, high = 0;
   if (ir::info(index_type).bits == 64) {
     const uint32_t bits = b_.op(O::OpBitcast, t_u64(), {index_id});
@@ -348,8 +351,60 @@ void Emitter::record_fault(uint32_t site, uint32_t index_id, ScalarType index_ty
     low = index_id;
     high = u32(0);
   }
-  b_.op_void(O::OpStore, {control_word(control::kIndexLow), low});
-  b_.op_void(O::OpStore, {control_word(control::kIndexHigh), high});
+  const uint32_t current = b_.op(O::OpLoad, t_u32(), {fault_site_var_});
+  const uint32_t first = b_.op(O::OpLogicalAnd, t_bool(),
+                               {bad, b_.op(O::OpIEqual, t_bool(), {current, u32(control::kNone)})});
+  auto keep = [&](uint32_t var, uint32_t value) {
+    b_.op_void(O::OpStore, {var, b_.op(O::OpSelect, t_u32(),
+                                       {first, value, b_.op(O::OpLoad, t_u32(), {var})})});
+  };
+  keep(fault_site_var_, u32(site));
+  keep(fault_low_var_, low);
+  keep(fault_high_var_, high);
+}
+
+// Before every return: when this invocation kept a fault, fold it into the control buffer.
+void Emitter::flush_fault() {
+  if (!fault_site_var_)
+    return;
+  const uint32_t device = u32(static_cast<uint32_t>(spv::Scope::Device));
+  const uint32_t relaxed = u32(0);
+  const uint32_t site = b_.op(O::OpLoad, t_u32(), {fault_site_var_});
+  const uint32_t faulted = b_.op(O::OpINotEqual, t_bool(), {site, u32(control::kNone)});
+  // The launch form only raises kFaulted (one plain store, where a fault happened); the reporting
+  // form (Options::report_faults), built and run only after a fault, records the details with
+  // atomics. Both in one module would cost every launch: lavapipe runs both sides of a branch
+  // under masks, even a uniform one, and atomics lane by lane (measured: with the reporting code
+  // present but not taken, saxpy ran at 0.28x of the unchecked speed; with the plain store, 0.91x).
+  if (!options_.report_faults) {
+    const uint32_t raise = b_.fresh_id(), raised = b_.fresh_id();
+    selection(faulted, raise, raised);
+    b_.op_void(O::OpStore, {control_word(control::kFaulted), u32(1)});
+    branch(raised);
+    begin_block(raised);
+    return;
+  }
+  const uint32_t record = b_.fresh_id(), done = b_.fresh_id();
+  selection(faulted, record, done);
+  const uint32_t wg = group_linear();
+  b_.op(O::OpAtomicUMin, t_u32(), {control_word(control::kWorkgroup), device, relaxed, wg});
+  const uint32_t target =
+      b_.op(O::OpAtomicLoad, t_u32(), {control_word(control::kTargetGroup), device, relaxed});
+  const uint32_t in_target = b_.fresh_id(), target_done = b_.fresh_id();
+  selection(b_.op(O::OpIEqual, t_bool(), {wg, target}), in_target, target_done);
+  const uint32_t lane = builtin_component(spv::BuiltIn::LocalInvocationIndex, 0);
+  const uint32_t key =
+      b_.op(O::OpBitwiseOr, t_u32(),
+            {b_.op(O::OpShiftLeftLogical, t_u32(), {site, u32(lane_bits_)}), lane});
+  b_.op(O::OpAtomicUMin, t_u32(), {control_word(control::kKey), device, relaxed, key});
+  const uint32_t target_key =
+      b_.op(O::OpAtomicLoad, t_u32(), {control_word(control::kTargetKey), device, relaxed});
+  const uint32_t is_key = b_.fresh_id(), key_done = b_.fresh_id();
+  selection(b_.op(O::OpIEqual, t_bool(), {key, target_key}), is_key, key_done);
+  b_.op_void(O::OpStore,
+             {control_word(control::kIndexLow), b_.op(O::OpLoad, t_u32(), {fault_low_var_})});
+  b_.op_void(O::OpStore,
+             {control_word(control::kIndexHigh), b_.op(O::OpLoad, t_u32(), {fault_high_var_})});
   branch(key_done);
   begin_block(key_done);
   branch(target_done);
@@ -358,15 +413,11 @@ void Emitter::record_fault(uint32_t site, uint32_t index_id, ScalarType index_ty
   begin_block(done);
 }
 
-// A volatile load, not an atomic one: compilers may delete a loop without side effects (lavapipe
-// does, measured: `while true {}` returned at once), and an atomic load is not a side effect to
-// them; a volatile load is. It still reads memory every iteration, which is what lets the host end
-// the loop.
-// An atomic load: the compiler may not hoist it out of the loop, and it costs a plain load.
 uint32_t Emitter::poll_cancel() {
-  const uint32_t word = b_.op(
-      O::OpAtomicLoad, t_u32(),
-      {control_word(control::kCancel), u32(static_cast<uint32_t>(spv::Scope::Device)), u32(0)});
+  // A volatile plain load: it cannot be hoisted out of a loop, and on lavapipe it costs a vector
+  // load where an atomic load runs lane by lane.
+  const uint32_t word = b_.op_lit(O::OpLoad, t_u32(), {control_word(control::kCancel)},
+                                  {static_cast<uint32_t>(spv::MemoryAccessMask::Volatile)});
   return b_.op(O::OpINotEqual, t_bool(), {word, u32(0)});
 }
 

@@ -284,6 +284,14 @@ void Emitter::emit_entry() {
   begin_block(ret);
   b_.op_void(O::OpReturn, {});
   begin_block(inside);
+  // A checked module's invocations also poll the cancel word on entry, so that a long grid
+  // without loops ends within a workgroup's time once the host raises it.
+  if (options_.checks) {
+    const uint32_t stop = b_.fresh_id(), go_on = b_.fresh_id();
+    selection(poll_cancel(), stop, go_on);
+    b_.op_void(O::OpReturn, {});
+    begin_block(go_on);
+  }
 
   group_id_[0] = x;
   if (uses_group_[1] || uses_group_[2]) {
@@ -467,6 +475,7 @@ void Emitter::stmt(const ir::Stmt& s) {
     barrier();
     return;
   case ir::StmtKind::Return:
+    flush_fault();
     b_.op_void(O::OpReturn, {});
     open_ = false;
     return;
@@ -479,8 +488,8 @@ void Emitter::stmt_store(const ir::Stmt& s) {
   const uint32_t idx = index(s.a);
   Val v = eval(s.b);
   uint32_t value = s.space == ir::Space::Buffer ? to_storage(v, t) : as(v, t, canonical(t));
-  guarded(s.space, s.mem, s.a, idx, Access::Store, ir::kNone, s.line, 0, [&] {
-    b_.op_void(O::OpStore, {pointer(s.space, s.mem, idx), value});
+  guarded(s.space, s.mem, s.a, idx, Access::Store, ir::kNone, s.line, 0, [&](uint32_t at) {
+    b_.op_void(O::OpStore, {pointer(s.space, s.mem, at), value});
     return 0u;
   });
 }
@@ -518,12 +527,13 @@ void Emitter::stmt_atomic(const ir::Stmt& s) {
       opcode = is_signed ? row.if_signed : row.if_unsigned;
   const uint32_t comparand = s.atomic == ir::AtomicOp::CompareExchange ? get(s.c, Repr::Native) : 0;
   const uint32_t zero = s.local != ir::kNone ? b_.constant(t_int(t), 0) : 0;
-  uint32_t old = guarded(s.space, s.mem, s.a, idx, Access::Atomic, ir::kNone, s.line, zero, [&] {
-    uint32_t ptr = pointer(s.space, s.mem, idx);
-    if (comparand)
-      return b_.op(opcode, t_int(t), {ptr, scope, relaxed, relaxed, value, comparand});
-    return b_.op(opcode, t_int(t), {ptr, scope, relaxed, value});
-  });
+  uint32_t old =
+      guarded(s.space, s.mem, s.a, idx, Access::Atomic, ir::kNone, s.line, zero, [&](uint32_t at) {
+        uint32_t ptr = pointer(s.space, s.mem, at);
+        if (comparand)
+          return b_.op(opcode, t_int(t), {ptr, scope, relaxed, relaxed, value, comparand});
+        return b_.op(opcode, t_int(t), {ptr, scope, relaxed, value});
+      });
   if (s.local != ir::kNone)
     store_local(s.local, {old, Repr::Native});
 }
@@ -631,6 +641,9 @@ void Emitter::stmt_loop(const ir::Stmt& s) {
   if (cancelled) {
     const uint32_t stop = b_.fresh_id(), go_on = b_.fresh_id();
     selection(cancelled, stop, go_on);
+    // Flushed here too: a loop that can only end by a cancel (`while true`) makes the compiler
+    // take this branch as always taken, and a loop the driver cut must still report its fault.
+    flush_fault();
     b_.op_void(O::OpReturn, {});
     begin_block(go_on);
   }
@@ -750,8 +763,10 @@ Shader Emitter::run() {
   emit_entry();
   zero_shared();
   block(k_.body);
-  if (open_)
+  if (open_) {
+    flush_fault();
     b_.op_void(O::OpReturn, {});
+  }
   b_.finish_function(function_, entry_label_);
 
   Shader shader;

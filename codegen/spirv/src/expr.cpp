@@ -313,12 +313,13 @@ Val Emitter::eval_leaf(ir::ExprId id, const ir::Expr& e) {
         repr = Repr::Bits;
     }
     const uint32_t zero = b_.constant_null(repr_type(t, repr));
-    uint32_t value = guarded(e.space, e.ref, e.args[0], idx, Access::Load, id, 0, zero, [&] {
-      uint32_t ptr = pointer(e.space, e.ref, idx);
-      if (e.space == ir::Space::Buffer)
-        return as(from_storage(b_.op(O::OpLoad, storage_type(t), {ptr}), t), t, repr);
-      return b_.op(O::OpLoad, repr_type(t, canonical(t)), {ptr});
-    });
+    uint32_t value =
+        guarded(e.space, e.ref, e.args[0], idx, Access::Load, id, 0, zero, [&](uint32_t at) {
+          uint32_t ptr = pointer(e.space, e.ref, at);
+          if (e.space == ir::Space::Buffer)
+            return as(from_storage(b_.op(O::OpLoad, storage_type(t), {ptr}), t), t, repr);
+          return b_.op(O::OpLoad, repr_type(t, canonical(t)), {ptr});
+        });
     return {value, repr};
   }
   default:

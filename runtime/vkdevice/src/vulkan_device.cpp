@@ -87,6 +87,8 @@ struct VulkanDevice::Compiled {
   codegen::spirv::Shader shader;
   vk::Program program;
   uint64_t key = 0;
+  // The reporting form (codegen::spirv::Options::report_faults), made after the first fault.
+  std::unique_ptr<Compiled> report;
 };
 
 VulkanDevice::VulkanDevice(policy::Registry* registry, VulkanDeviceOptions options)
@@ -213,8 +215,9 @@ LaunchResult VulkanDevice::launch(const ir::VerifiedKernel& kernel, const Grid& 
       written.insert(host);
     auto it = copies.find(host);
     if (it == copies.end()) {
-      // Never empty, and a whole number of words: descriptors and staging copies want both.
-      uint64_t bytes = std::max<uint64_t>(4, (host->size_bytes() + 3) / 4 * 4);
+      // Never empty, and a whole number of words: descriptors and staging copies want both. At
+      // least 8 bytes: a checked load out of bounds reads element 0 instead (checks.cpp).
+      uint64_t bytes = std::max<uint64_t>(8, (host->size_bytes() + 3) / 4 * 4);
       it = copies.emplace(host, device.create_buffer(bytes, k.params[i].name)).first;
       if (host->size_bytes() > 0)
         it->second.upload(std::span<const std::byte>(host->data(), host->size_bytes()));
@@ -253,7 +256,8 @@ LaunchResult VulkanDevice::launch(const ir::VerifiedKernel& kernel, const Grid& 
   };
   const bool bounded = cancel.has_deadline() || cancel.flag;
   std::array<uint32_t, control::kWords> words{};
-  auto run = [&](uint32_t target_group, uint32_t target_key) {
+  auto run = [&](vk::Pipeline& p, std::span<const std::byte> constants, uint32_t target_group,
+                 uint32_t target_key) {
     if (control) {
       words.fill(0);
       words[control::kWorkgroup] = words[control::kKey] = control::kNone;
@@ -261,32 +265,68 @@ LaunchResult VulkanDevice::launch(const ir::VerifiedKernel& kernel, const Grid& 
       words[control::kTargetKey] = target_key;
       control->upload(std::span<const uint32_t>(words));
     }
-    vk::LaunchTiming t = device.dispatch(*pipeline, bound, push, groups, bounded ? &wait : nullptr);
+    vk::LaunchTiming t = device.dispatch(p, bound, constants, groups, bounded ? &wait : nullptr);
     if (t.stopped || cancel.expired())
       throw cancel.error(kernel.name(), info_.name);
     if (control)
       control->download(std::span<uint32_t>(words));
     return t;
   };
-  vk::LaunchTiming timing = run(control::kNone, control::kNone);
+  vk::LaunchTiming timing = run(*pipeline, push, control::kNone, control::kNone);
 
-  // A fault: the first run found its workgroup; rerun from the original inputs to find the key
-  // (site and lane) in that workgroup, then the index of that key (checks.cpp). The caller's
-  // buffers are untouched: nothing is copied back.
-  if (control && words[control::kWorkgroup] != control::kNone) {
-    const uint32_t group = words[control::kWorkgroup];
+  // A fault: rerun from the original inputs to find its workgroup, then the key (site and lane)
+  // in that workgroup, then the index of that key (checks.cpp). The caller's buffers are
+  // untouched: nothing is copied back.
+  if (control && words[control::kFaulted] != 0) {
+    if (!c->report) {
+      codegen::spirv::Options o;
+      if (options_.validate_spirv)
+        o.validate = *options_.validate_spirv;
+      o.report_faults = true;
+      auto r = std::make_unique<Compiled>();
+      r->shader = codegen::spirv::generate(kernel, result.budget, target_, o);
+      r->program = c->program;
+      r->program.kernel_name = kernel.name() + " (reporting)";
+      r->program.spirv = r->shader.words;
+      r->program.push_constant_bytes = r->shader.push_bytes;
+      r->program.needs = vulkan_features(r->shader.needs);
+      r->key = c->key ^ 0x6a09e667f3bcc909ull;
+      c->report = std::move(r);
+    }
+    const Compiled& r = *c->report;
+    vk::Pipeline* reporting = device.find_pipeline(r.key);
+    if (!reporting)
+      reporting = &device.pipeline(r.key, r.program);
+    std::vector<std::byte> report_push(r.shader.push_bytes);
+    codegen::spirv::write_push_constants(r.shader, k, scalars, lengths, grid.groups, plan,
+                                         report_push);
+    auto rerun = [&](uint32_t target_group, uint32_t target_key) {
+      run(*reporting, report_push, target_group, target_key);
+    };
     auto reload = [&] {
       for (auto& [host, copy] : copies)
         if (written.count(host) && host->size_bytes() > 0)
           copy.upload(std::span<const std::byte>(host->data(), host->size_bytes()));
     };
     reload();
-    run(group, control::kNone);
+    rerun(control::kNone, control::kNone);
+    const uint32_t group = words[control::kWorkgroup];
+    if (group == control::kNone) {
+      ErrorContext ctx;
+      ctx.kernel = k.name;
+      throw Error(ErrorKind::OutOfBounds,
+                  "a checked access faulted (or a loop was cut) on " + info_.name +
+                      ", but the rerun that finds where did not fault again: the kernel is not "
+                      "deterministic; run it on interp",
+                  ctx);
+    }
+    reload();
+    rerun(group, control::kNone);
     const uint32_t key = words[control::kKey];
     if (key == control::kNone)
       throw fault_error(k, shader, lengths, group, 0, std::nullopt, info_.name);
     reload();
-    run(group, key);
+    rerun(group, key);
     std::optional<uint64_t> index;
     if (words[control::kKey] == key)
       index = uint64_t{words[control::kIndexLow]} | (uint64_t{words[control::kIndexHigh]} << 32);
