@@ -727,6 +727,12 @@ TEST(SpirvCodegen, ChecksCoverEveryAccessAndValidate) {
     accesses.insert(c.access);
   EXPECT_EQ(accesses, (std::set<std::string>{"load from", "store to", "atomic on"}));
   EXPECT_FALSE(s.needs.shader_float16); // the checked f16 load still only widens
+  Options report = validating();
+  report.report_faults = true;
+  Shader r;
+  ASSERT_NO_THROW(r = generate(k, {}, Target::lavapipe(), report));
+  EXPECT_EQ(r.sites.size(), s.sites.size());
+  EXPECT_EQ(r.needs, s.needs);
 
   Options unchecked = validating();
   unchecked.checks = false;
