@@ -1,10 +1,11 @@
 // Checked memory accesses and cancel polls: the module's side of the control buffer.
 //
-// Every buffer and shared access whose index is not proven in range at generation time runs under
-// a selection: in bounds it happens; out of bounds it is skipped (a load yields zero) and the
-// fault is recorded. Lavapipe runs shaders in-process, so an unchecked shared store past the end
-// writes the host's heap; robustness features only cover buffers, and only by clamping or
-// dropping, which hides the bug. The host turns the record into the interpreter's error.
+// Every buffer and shared access whose index is not proven in range at generation time is
+// checked: out of bounds, a store or atomic does not happen (it runs under a selection), a load
+// reads element 0 instead and yields zero, and the fault is kept. Lavapipe runs shaders
+// in-process, so an unchecked shared store past the end writes the host's heap; robustness
+// features only cover buffers, and only by clamping or dropping, which hides the bug. The host
+// turns the fault into the interpreter's error.
 //
 // Which fault is reported: the interpreter stops a workgroup at its first failing node (lanes in
 // lockstep, lowest lane first) and reports the lowest failing workgroup. Here every lane runs on

@@ -100,7 +100,6 @@ private:
                    const std::function<uint32_t(uint32_t)>& access_fn);
   void note_fault(uint32_t bad, uint32_t site, uint32_t index_id, ir::ScalarType index_type);
   void flush_fault();
-  uint32_t uniform_any(uint32_t value);
   uint32_t add_site(const CheckSite& site);
   void count_iteration(uint32_t line);
   void count_loop_exit();
@@ -189,7 +188,6 @@ private:
   // Checks.
   uint32_t control_var_ = 0, group_linear_ = 0, back_edges_var_ = 0;
   uint32_t fault_site_var_ = 0, fault_low_var_ = 0, fault_high_var_ = 0;
-  bool uses_vote_ = false;
   std::vector<CheckSite> sites_;
   uint32_t lane_bits_ = 0, elided_ = 0;
   std::set<uint32_t> assigned_;                        // locals written other than by their let
