@@ -420,7 +420,7 @@ TEST_F(VulkanSafetyTest, TheCancelFlagInterruptsALaunch) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->kind(), ErrorKind::Interrupted) << text_of(*e);
-  EXPECT_LT(seconds, 2.0);
+  EXPECT_LT(seconds, 3.0); // 0.3 s, then the stop (slower in sanitizer builds)
 }
 
 } // namespace

@@ -181,13 +181,22 @@ bool DeviceState::submit_and_wait(const ErrorContext& context, const DispatchWai
         stopped = true;
         if (wait->stop)
           wait->stop();
+        // The dispatch normally ends within the grace. If not, keep waiting (up to the fence
+        // timeout): returning while it runs would free buffers the shader may still write.
         waited = vk.vkWaitForFences(device, 1, &fence, VK_TRUE, ns(wait->grace));
+        if (waited == VK_TIMEOUT) {
+          const auto left = give_up - steady_clock::now();
+          waited = vk.vkWaitForFences(
+              device, 1, &fence, VK_TRUE,
+              left.count() > 0 ? static_cast<uint64_t>(duration_cast<nanoseconds>(left).count())
+                               : 0);
+        }
         if (waited == VK_TIMEOUT) {
           lost = "vkWaitForFences (a stopped dispatch did not end)";
           throw Error(ErrorKind::Device,
                       "device " + info.name + " did not end a stopped dispatch within " +
-                          std::to_string(wait->grace.count()) +
-                          " ms; treating the device as lost (its memory stays allocated)",
+                          std::to_string(options.fence_timeout_ns / 1'000'000'000) +
+                          " s; treating the device as lost",
                       context);
         }
         break;

@@ -21,9 +21,11 @@
 //     (codegen::spirv::plan_dispatch). With a timeout or cancel flag it waits on the fence in 50 ms
 //     slices; once the deadline passes or the flag rises it raises the cancel word, every loop of
 //     the module ends at its next test, and launch throws Cancel::error() (Timeout/Interrupted).
-//     A dispatch that still runs 1 s later marks the device lost (Error(Device)): on real GPUs a
-//     module without loops cannot be stuck, and a driver whose watchdog fires first reports
-//     VK_ERROR_DEVICE_LOST, which is also final for that vk::Device;
+//     A dispatch that has not ended 1 s later is still waited for (freeing its buffers while it
+//     runs would be unsound), up to the runtime's fence timeout, after which the device is marked
+//     lost (Error(Device)). On real GPUs the module ends the same way (its loops and workgroups
+//     poll the word, which lives in host-visible memory); a driver watchdog that fires first
+//     reports VK_ERROR_DEVICE_LOST, which is also final for that vk::Device;
 //  6. when the module recorded a fault: reruns from the original inputs with the faulting
 //     workgroup as target (finding the site and lane), and again with that key (finding the index),
 //     then throws the interpreter's error (OutOfBounds, or Limit for lavapipe's loop limiter);

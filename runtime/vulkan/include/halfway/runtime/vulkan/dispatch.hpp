@@ -42,10 +42,12 @@ struct LaunchTiming {
 
 // How Device::dispatch waits for a dispatch it may have to end early. The fence is waited on in
 // slices; after each, `expired` is asked. Once it holds, `stop` is called (it asks the running
-// shader to end, e.g. by raising the control buffer's cancel word) and the dispatch gets `grace`
-// to finish. A dispatch that does not finish within the grace leaves the device unusable: it is
-// marked lost (a real GPU's driver would reset it after its own watchdog; halfway cannot safely
-// free memory a running shader may still write) and dispatch throws Error(Device).
+// shader to end, e.g. by raising the control buffer's cancel word) and the dispatch is expected to
+// finish within `grace`. One that does not is still waited for, up to
+// DeviceOptions::fence_timeout_ns: returning earlier would free buffers a running shader may still
+// write (lavapipe runs in-process). Past that the device is marked lost and dispatch throws
+// Error(Device); on real GPUs the driver's watchdog usually ends such a dispatch first, with
+// VK_ERROR_DEVICE_LOST, which is equally final for that Device.
 struct DispatchWait {
   std::function<bool()> expired;
   std::function<void()> stop;
