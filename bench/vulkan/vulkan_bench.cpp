@@ -10,6 +10,10 @@
 //                         cache is disabled, so these are cold numbers)
 //   pipeline_creation_ms  vkCreateShaderModule through vkCreateComputePipelines
 //   codegen_ms            halfway's SPIR-V generation against shaderc's GLSL -> SPIR-V compile
+//   checks_dispatch_ms    the checked module (the default: bounds checks, cancel polls, lavapipe's
+//                         loop count) against the same kernel generated unchecked
+//                         (codegen::spirv::Options::checks = false), interleaved in the same run;
+//                         ratio = unchecked / checked, below 1: what the checks cost
 //
 // usage: vulkan_bench [--elements N] [--runs R] [--case saxpy|narrow_f16|reduce_sum|gemv_fp8]
 //                     [--device SELECTOR]
@@ -78,6 +82,7 @@ struct Side {
   std::vector<std::byte> push;
   vk::Pipeline* pipeline = nullptr;
   double first_ms = 0;
+  std::vector<vk::Buffer*> bound;
 };
 
 // One case: the halfway kernel and its GLSL twin over the same device buffers.
@@ -106,6 +111,10 @@ int run_case(rt::VulkanDevice& device, const Case& c, const Config& cfg) {
     shader = codegen::spirv::generate(*c.kernel, {}, target, o);
     codegen_ms = std::min(codegen_ms, shader.codegen_ms);
   }
+  codegen::spirv::Options plain = o;
+  plain.checks = false;
+  const codegen::spirv::Shader unchecked_shader =
+      codegen::spirv::generate(*c.kernel, {}, target, plain);
   double shaderc_ms = 0;
   std::vector<uint32_t> glsl_words = compile_glsl(c.name.c_str(), c.glsl, &shaderc_ms);
 
@@ -113,13 +122,20 @@ int run_case(rt::VulkanDevice& device, const Case& c, const Config& cfg) {
   vk::GroupGrid grid =
       vk::plan_groups(groups, device.vulkan_info().limits.max_compute_work_group_count, c.name);
 
-  Side ours, theirs;
+  Side ours, theirs, unchecked;
   ours.program = {.kernel_name = c.name,
                   .spirv = shader.words,
                   .entry = shader.entry,
-                  .num_storage_buffers = static_cast<uint32_t>(shader.bindings.size()),
+                  .num_storage_buffers = static_cast<uint32_t>(shader.bindings.size() + 1),
                   .push_constant_bytes = shader.push_bytes,
                   .needs = rt::vulkan_features(shader.needs)};
+  unchecked.program = {.kernel_name = c.name + "_unchecked",
+                       .spirv = unchecked_shader.words,
+                       .entry = unchecked_shader.entry,
+                       .num_storage_buffers =
+                           static_cast<uint32_t>(unchecked_shader.bindings.size()),
+                       .push_constant_bytes = unchecked_shader.push_bytes,
+                       .needs = rt::vulkan_features(shader.needs)};
   theirs.program = {.kernel_name = c.name + "_glsl",
                     .spirv = glsl_words,
                     .num_storage_buffers = static_cast<uint32_t>(shader.bindings.size()),
@@ -141,6 +157,16 @@ int run_case(rt::VulkanDevice& device, const Case& c, const Config& cfg) {
   }
   for (auto& buf : buffers)
     bound.push_back(&buf);
+  // The checked module's control buffer (codegen.hpp): no fault, no target, no cancel.
+  vk::Buffer control = d.create_mapped_buffer(codegen::spirv::control::kWords * 4, "control");
+  std::vector<uint32_t> words(codegen::spirv::control::kWords, 0);
+  words[codegen::spirv::control::kWorkgroup] = words[codegen::spirv::control::kKey] =
+      words[codegen::spirv::control::kTargetGroup] = words[codegen::spirv::control::kTargetKey] =
+          codegen::spirv::control::kNone;
+  control.upload(words);
+  ours.bound = bound;
+  ours.bound.push_back(&control);
+  theirs.bound = unchecked.bound = bound;
   auto reset = [&] {
     for (size_t i = 0; i < buffers.size(); ++i)
       buffers[i].upload(std::span<const std::byte>(c.inputs[i]));
@@ -150,6 +176,9 @@ int run_case(rt::VulkanDevice& device, const Case& c, const Config& cfg) {
   const codegen::spirv::Dispatch plan = codegen::spirv::plan_dispatch(
       logical, device.vulkan_info().limits.max_compute_work_group_count, c.name);
   codegen::spirv::write_push_constants(shader, k, c.scalars, lengths, logical, plan, ours.push);
+  unchecked.push.resize(unchecked_shader.push_bytes);
+  codegen::spirv::write_push_constants(unchecked_shader, k, c.scalars, lengths, logical, plan,
+                                       unchecked.push);
   const vk::GroupGrid our_grid{plan.physical[0], plan.physical[1], plan.physical[2]};
   std::vector<uint32_t> gp{static_cast<uint32_t>(groups)};
   gp.insert(gp.end(), c.glsl_push.begin(), c.glsl_push.end());
@@ -158,9 +187,10 @@ int run_case(rt::VulkanDevice& device, const Case& c, const Config& cfg) {
 
   ours.pipeline = &d.pipeline(0x1000 + std::hash<std::string>{}(c.name), ours.program);
   theirs.pipeline = &d.pipeline(0x2000 + std::hash<std::string>{}(c.name), theirs.program);
+  unchecked.pipeline = &d.pipeline(0x3000 + std::hash<std::string>{}(c.name), unchecked.program);
 
   auto dispatch = [&](Side& s) {
-    vk::LaunchTiming t = d.dispatch(*s.pipeline, bound, s.push, &s == &ours ? our_grid : grid);
+    vk::LaunchTiming t = d.dispatch(*s.pipeline, s.bound, s.push, &s == &theirs ? grid : our_grid);
     return t.device_ns ? static_cast<double>(*t.device_ns) / 1e6
                        : static_cast<double>(t.wall_ns) / 1e6;
   };
@@ -177,24 +207,35 @@ int run_case(rt::VulkanDevice& device, const Case& c, const Config& cfg) {
   theirs.first_ms = ms_since(t0);
   std::vector<std::byte> glsl(mine.size());
   buffers[c.compare_binding].download(std::span<std::byte>(glsl));
-  if (mine != glsl) {
+  reset();
+  dispatch(unchecked);
+  std::vector<std::byte> plain_result(mine.size());
+  buffers[c.compare_binding].download(std::span<std::byte>(plain_result));
+  if (mine != glsl || mine != plain_result) {
     size_t at = 0;
-    while (at < mine.size() && mine[at] == glsl[at])
+    while (at < mine.size() && mine[at] == glsl[at] && mine[at] == plain_result[at])
       ++at;
-    std::fprintf(stderr, "%s: generated and GLSL results differ (first at byte %zu)\n",
+    std::fprintf(stderr,
+                 "%s: generated (checked), generated (unchecked) and GLSL results differ (first "
+                 "at byte %zu)\n",
                  c.name.c_str(), at);
     return 1;
   }
 
-  std::vector<double> h, g;
+  std::vector<double> h, g, u;
   for (int r = 0; r < cfg.runs; ++r) {
     h.push_back(dispatch(ours));
     g.push_back(dispatch(theirs));
+    u.push_back(dispatch(unchecked));
   }
   char extra[96];
   std::snprintf(extra, sizeof extra, ",\"items\":%llu,\"runs\":%d",
                 static_cast<unsigned long long>(c.items), cfg.runs);
   line(c.name, dev, "dispatch_ms", median(h), median(g), extra);
+  char sites[96];
+  std::snprintf(sites, sizeof sites, ",\"checked_sites\":%zu,\"elided\":%u", shader.sites.size(),
+                shader.elided_checks);
+  line(c.name, dev, "checks_dispatch_ms", median(h), median(u), sites);
   line(c.name, dev, "first_dispatch_ms", ours.first_ms, theirs.first_ms);
   line(c.name, dev, "pipeline_creation_ms", static_cast<double>(ours.pipeline->creation_ns()) / 1e6,
        static_cast<double>(theirs.pipeline->creation_ns()) / 1e6);

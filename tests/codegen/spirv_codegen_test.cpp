@@ -158,10 +158,25 @@ TEST(SpirvCodegen, InterfaceFollowsTheParameters) {
   }
   EXPECT_TRUE(slots.count(PushSlot::GroupsX));
   EXPECT_TRUE(slots.count(PushSlot::FoldX));
+  // The control buffer follows the parameters. The launch form only raises a flag on a fault;
+  // the reporting form names the linear workgroup, which needs the y and z coordinates.
+  ASSERT_TRUE(s.control_binding.has_value());
+  EXPECT_EQ(*s.control_binding, 2u);
   EXPECT_FALSE(slots.count(PushSlot::Folded)); // saxpy uses dimension 0 only
-  EXPECT_TRUE(slots.count(PushSlot::Scalar));
-  EXPECT_TRUE(slots.count(PushSlot::BufferLength));
-  EXPECT_FALSE(slots.count(PushSlot::Zero)); // no opaque identity on lavapipe
+  {
+    Options report;
+    report.report_faults = true;
+    Shader r = generate(example("saxpy"), {}, Target::lavapipe(), report);
+    std::set<PushSlot> used;
+    for (const PushEntry& p : r.push)
+      used.insert(p.slot);
+    EXPECT_TRUE(used.count(PushSlot::Folded));
+    EXPECT_EQ(r.sites.size(), s.sites.size());
+    Options unchecked;
+    unchecked.checks = false;
+    Shader u = generate(example("saxpy"), {}, Target::lavapipe(), unchecked);
+    EXPECT_FALSE(u.control_binding.has_value());
+  }
   std::string text = disassemble(s.words);
   EXPECT_NE(text.find("OpEntryPoint GLCompute %main \"main\""), std::string::npos) << text;
   EXPECT_NE(text.find("LocalSize 64 1 1"), std::string::npos);
@@ -673,6 +688,114 @@ TEST(SpirvCodegen, EveryOpOnEveryTypeValidates) {
     }
   }
   EXPECT_GT(generated, 250);
+}
+
+// ---- memory safety ------------------------------------------------------------------------------
+
+size_t count_kind(const Shader& s, ErrorKind kind) {
+  return static_cast<size_t>(std::count_if(s.sites.begin(), s.sites.end(),
+                                           [&](const CheckSite& c) { return c.kind == kind; }));
+}
+
+// Every access kind, space and index width is checked, and the module still validates; the
+// unchecked form (the benchmark's baseline) has no sites and no control buffer.
+TEST(SpirvCodegen, ChecksCoverEveryAccessAndValidate) {
+  auto k = kernel(
+      "checked", {64}, {"h", "b", "q", "w", "big", "out"},
+      [](In<f16> h, In<bf16> b, In<e4m3> q, InOut<uint32_t> w, InOut<int64_t> big, Out<float> out) {
+        Shared<float> tile("tile", 32);
+        Shared<uint32_t> bins("bins", 16);
+        Var i(global_id(0), "i");
+        Var j(convert<int32_t>(i) - 3, "j");
+        Var wide(convert<uint64_t>(i) + uint64_t{1}, "wide");
+        tile[i] = to_f32(h[j]) + to_f32(b[wide]);
+        Barrier();
+        atomic_add(bins[i], 1u);
+        atomic_max(big[j], int64_t{5});
+        Var old(atomic_add(w[wide], 2u), "old");
+        out[i] = tile[j] + to_f32(q[i]) + convert<float>(old + bins[wide]);
+      });
+  Shader s;
+  ASSERT_NO_THROW(s = generate(k, {}, Target::lavapipe(), validating()));
+  ASSERT_TRUE(s.control_binding.has_value());
+  EXPECT_EQ(*s.control_binding, 6u); // after the six buffers
+  // h, b, tile store, bins atomic, big atomic, w atomic, tile load, q, bins load, out store.
+  EXPECT_EQ(count_kind(s, ErrorKind::OutOfBounds), 10u);
+  EXPECT_EQ(s.lane_bits, 6u);
+  std::set<std::string> accesses;
+  for (const CheckSite& c : s.sites)
+    accesses.insert(c.access);
+  EXPECT_EQ(accesses, (std::set<std::string>{"load from", "store to", "atomic on"}));
+  EXPECT_FALSE(s.needs.shader_float16); // the checked f16 load still only widens
+  Options report = validating();
+  report.report_faults = true;
+  Shader r;
+  ASSERT_NO_THROW(r = generate(k, {}, Target::lavapipe(), report));
+  EXPECT_EQ(r.sites.size(), s.sites.size());
+  EXPECT_EQ(r.needs, s.needs);
+
+  Options unchecked = validating();
+  unchecked.checks = false;
+  Shader u;
+  ASSERT_NO_THROW(u = generate(k, {}, Target::lavapipe(), unchecked));
+  EXPECT_FALSE(u.control_binding.has_value());
+  EXPECT_TRUE(u.sites.empty());
+  EXPECT_LT(u.words.size(), s.words.size());
+}
+
+// An index the kernel itself bounds is not checked: saxpy's x[i] under `if lt(i, len(x))`, and
+// reduce_sum's tile[lid] with lid = local_id(0) and a tile of the workgroup's size.
+TEST(SpirvCodegen, AccessesProvenInBoundsAreNotChecked) {
+  Shader saxpy = generate(example("saxpy"), {});
+  EXPECT_EQ(saxpy.elided_checks, 1u);                       // x[i]
+  EXPECT_EQ(count_kind(saxpy, ErrorKind::OutOfBounds), 2u); // y[i] load and store
+  Shader reduce = generate(example("reduce_sum"), {});
+  for (const CheckSite& c : reduce.sites)
+    if (c.kind == ErrorKind::OutOfBounds && c.space == ir::Space::Shared) {
+      EXPECT_NE(c.node, ir::kNone) << "only tile[add(lid, stride)] (a load) is checked";
+    }
+  EXPECT_GE(reduce.elided_checks, 3u);
+}
+
+// Lavapipe's loop limiter is counted only for drivers that have one.
+TEST(SpirvCodegen, LoopIterationsAreCountedOnlyWhereTheDriverLimitsThem) {
+  EXPECT_EQ(driver_loop_limit(13), 65535u);
+  EXPECT_EQ(driver_loop_limit(3), 0u);
+  const auto& k = example("reduce_sum"); // one while loop
+  Shader lavapipe = generate(k, {}, Target::lavapipe(), validating());
+  EXPECT_EQ(lavapipe.loop_limit, 65535u);
+  EXPECT_EQ(count_kind(lavapipe, ErrorKind::Limit), 1u);
+  Shader generic = generate(k, {}, Target::generic(), validating());
+  EXPECT_EQ(count_kind(generic, ErrorKind::Limit), 0u);
+}
+
+// `shared t: f64[4294967295]` used to make the zeroing loop wrap its 32-bit counter and unroll
+// forever; every size is now computed in 64 bits and the array is refused, quickly, by name.
+TEST(SpirvCodegen, AnOversizedSharedArrayIsRefusedByName) {
+  auto k = kernel("huge_tile", {64}, {"out"}, [](Out<double> out) {
+    Shared<double> t("t", 4294967295u);
+    out[global_id(0)] = t[local_id(0)];
+  });
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    generate(k, {}, Target::lavapipe(), validating());
+    FAIL() << "no refusal";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Limit);
+    std::string text = format_error(e.kind(), e.message(), e.context());
+    EXPECT_NE(text.find("huge_tile"), std::string::npos) << text;
+    EXPECT_NE(text.find("shared array t"), std::string::npos) << text;
+    EXPECT_NE(text.find("34359738360 bytes"), std::string::npos) << text;
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  // A long array that fits is zeroed by a loop, not by unrolled stores.
+  auto long_tile = kernel("long_tile", {64}, {"out"}, [](Out<float> out) {
+    Shared<float> t("t", 8000);
+    out[global_id(0)] = t[local_id(0)];
+  });
+  Shader s = generate(long_tile, {}, Target::lavapipe(), validating());
+  EXPECT_EQ(s.shared_bytes, 32000u);
+  EXPECT_LT(s.words.size(), 4000u);
 }
 
 } // namespace

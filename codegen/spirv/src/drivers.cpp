@@ -33,4 +33,8 @@ bool driver_needs_opaque_identity(uint32_t driver_id) {
   return row != nullptr && row->opaque_identity;
 }
 
+uint32_t driver_loop_limit(uint32_t driver_id) {
+  return driver_id == 13 ? 65535 : 0;
+}
+
 } // namespace halfway::codegen::spirv

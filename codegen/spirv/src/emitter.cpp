@@ -284,6 +284,14 @@ void Emitter::emit_entry() {
   begin_block(ret);
   b_.op_void(O::OpReturn, {});
   begin_block(inside);
+  // A checked module's invocations also poll the cancel word on entry, so that a long grid
+  // without loops ends within a workgroup's time once the host raises it.
+  if (options_.checks) {
+    const uint32_t stop = b_.fresh_id(), go_on = b_.fresh_id();
+    selection(poll_cancel(), stop, go_on);
+    b_.op_void(O::OpReturn, {});
+    begin_block(go_on);
+  }
 
   group_id_[0] = x;
   if (uses_group_[1] || uses_group_[2]) {
@@ -372,8 +380,35 @@ void Emitter::zero_shared() {
     const uint32_t element = repr_type(s.type, canonical(s.type));
     const uint32_t zero = b_.constant_null(element);
     const uint32_t ptr_type = b_.type_pointer(spv::StorageClass::Workgroup, element);
-    for (uint32_t first = 0; first < s.size; first += lanes) {
-      uint32_t idx = first == 0 ? lane : b_.op(O::OpIAdd, t_u32(), {lane, u32(first)});
+    // More than a few strides: a loop (check_sizes() keeps size + lanes far below 2^32).
+    const uint64_t strides = (uint64_t{s.size} + lanes - 1) / lanes;
+    if (strides > 4) {
+      const uint32_t counter =
+          b_.local_variable(b_.type_pointer(spv::StorageClass::Function, t_u32()));
+      b_.op_void(O::OpStore, {counter, lane});
+      const uint32_t header = b_.fresh_id(), test = b_.fresh_id(), body = b_.fresh_id();
+      const uint32_t cont = b_.fresh_id(), merge = b_.fresh_id();
+      branch(header);
+      begin_block(header);
+      b_.op_void(O::OpLoopMerge,
+                 {merge, cont, static_cast<uint32_t>(spv::LoopControlMask::MaskNone)});
+      branch(test);
+      begin_block(test);
+      uint32_t idx = b_.op(O::OpLoad, t_u32(), {counter});
+      b_.op_void(O::OpBranchConditional,
+                 {b_.op(O::OpULessThan, t_bool(), {idx, u32(s.size)}), body, merge});
+      begin_block(body);
+      b_.op_void(O::OpStore, {b_.op(O::OpAccessChain, ptr_type, {shared_var_[i], idx}), zero});
+      branch(cont);
+      begin_block(cont);
+      b_.op_void(O::OpStore, {counter, b_.op(O::OpIAdd, t_u32(), {idx, u32(lanes)})});
+      branch(header);
+      begin_block(merge);
+      continue;
+    }
+    for (uint64_t first = 0; first < s.size; first += lanes) {
+      uint32_t idx =
+          first == 0 ? lane : b_.op(O::OpIAdd, t_u32(), {lane, u32(static_cast<uint32_t>(first))});
       const bool guard = first + lanes > s.size;
       uint32_t store = 0, merge = 0;
       if (guard) {
@@ -440,18 +475,23 @@ void Emitter::stmt(const ir::Stmt& s) {
     barrier();
     return;
   case ir::StmtKind::Return:
+    flush_fault();
     b_.op_void(O::OpReturn, {});
     open_ = false;
     return;
   }
 }
 
+// The index is evaluated before the value and checked after it, as the interpreter does.
 void Emitter::stmt_store(const ir::Stmt& s) {
   ScalarType t = k_.element_type(s.space, s.mem);
-  uint32_t ptr = pointer(s.space, s.mem, index(s.a));
+  const uint32_t idx = index(s.a);
   Val v = eval(s.b);
   uint32_t value = s.space == ir::Space::Buffer ? to_storage(v, t) : as(v, t, canonical(t));
-  b_.op_void(O::OpStore, {ptr, value});
+  guarded(s.space, s.mem, s.a, idx, Access::Store, ir::kNone, s.line, 0, [&](uint32_t at) {
+    b_.op_void(O::OpStore, {pointer(s.space, s.mem, at), value});
+    return 0u;
+  });
 }
 
 void Emitter::stmt_atomic(const ir::Stmt& s) {
@@ -476,7 +516,7 @@ void Emitter::stmt_atomic(const ir::Stmt& s) {
     b_.note_int64_atomic();
     (s.space == ir::Space::Buffer ? buffer_int64_atomics_ : shared_int64_atomics_) = true;
   }
-  uint32_t ptr = pointer(s.space, s.mem, index(s.a));
+  const uint32_t idx = index(s.a);
   uint32_t value = get(s.b, Repr::Native);
   uint32_t scope = u32(static_cast<uint32_t>(s.space == ir::Space::Buffer ? spv::Scope::Device
                                                                           : spv::Scope::Workgroup));
@@ -485,12 +525,15 @@ void Emitter::stmt_atomic(const ir::Stmt& s) {
   for (const AtomicRow& row : kAtomics)
     if (row.op == s.atomic)
       opcode = is_signed ? row.if_signed : row.if_unsigned;
-  uint32_t old = 0;
-  if (s.atomic == ir::AtomicOp::CompareExchange) {
-    old = b_.op(opcode, t_int(t), {ptr, scope, relaxed, relaxed, value, get(s.c, Repr::Native)});
-  } else {
-    old = b_.op(opcode, t_int(t), {ptr, scope, relaxed, value});
-  }
+  const uint32_t comparand = s.atomic == ir::AtomicOp::CompareExchange ? get(s.c, Repr::Native) : 0;
+  const uint32_t zero = s.local != ir::kNone ? b_.constant(t_int(t), 0) : 0;
+  uint32_t old =
+      guarded(s.space, s.mem, s.a, idx, Access::Atomic, ir::kNone, s.line, zero, [&](uint32_t at) {
+        uint32_t ptr = pointer(s.space, s.mem, at);
+        if (comparand)
+          return b_.op(opcode, t_int(t), {ptr, scope, relaxed, relaxed, value, comparand});
+        return b_.op(opcode, t_int(t), {ptr, scope, relaxed, value});
+      });
   if (s.local != ir::kNone)
     store_local(s.local, {old, Repr::Native});
 }
@@ -503,7 +546,11 @@ void Emitter::stmt_if(const ir::Stmt& s) {
              {merge, static_cast<uint32_t>(spv::SelectionControlMask::MaskNone)});
   b_.op_void(O::OpBranchConditional, {cond, then_label, else_label});
   begin_block(then_label);
+  const size_t facts = facts_.size();
+  if (options_.checks)
+    push_facts(s.a);
   block(s.body);
+  facts_.resize(facts);
   bool reaches_merge = open_;
   if (open_)
     branch(merge);
@@ -549,11 +596,29 @@ void Emitter::stmt_loop(const ir::Stmt& s) {
   } else {
     cond = get(s.a, Repr::Native);
   }
+  // Every iteration polls the control buffer's cancel word: a loop the host wants to end (a
+  // timeout, an interrupt) ends, and the invocation returns right after it.
+  uint32_t cancelled = 0;
+  if (options_.checks) {
+    cancelled = poll_cancel();
+    cond = b_.op(O::OpLogicalAnd, t_bool(), {cond, b_.op(O::OpLogicalNot, t_bool(), {cancelled})});
+  }
   b_.op_void(O::OpBranchConditional, {cond, body, merge});
   open_ = false;
   begin_block(body);
   loops_.push_back({merge, cont});
+  const size_t facts = facts_.size();
+  if (is_for)
+    active_for_.push_back(s.local);
+  // Inside the body of `for v = a; v < len(b); ...` that alone sets v, v is below len(b).
+  if (is_for && options_.checks && !ir::info(vt).is_signed &&
+      k_.expr(s.b).op == ir::Op::BufferLen && !assigned_.count(s.local) &&
+      for_locals_[s.local] == 1)
+    facts_.push_back({local_key(s.local), k_.expr(s.b).ref});
   block(s.body);
+  facts_.resize(facts);
+  if (is_for)
+    active_for_.pop_back();
   loops_.pop_back();
   if (open_)
     branch(cont);
@@ -567,8 +632,21 @@ void Emitter::stmt_loop(const ir::Stmt& s) {
     uint32_t next = b_.op(O::OpIAdd, t_int(vt), {v, get(s.c, Repr::Native)});
     store_local(s.local, {next, Repr::Native});
   }
+  if (options_.checks && target_.loop_limit)
+    count_iteration(s.line);
   branch(header);
   begin_block(merge);
+  if (options_.checks && target_.loop_limit)
+    count_loop_exit();
+  if (cancelled) {
+    const uint32_t stop = b_.fresh_id(), go_on = b_.fresh_id();
+    selection(cancelled, stop, go_on);
+    // Flushed here too: a loop that can only end by a cancel (`while true`) makes the compiler
+    // take this branch as always taken, and a loop the driver cut must still report its fault.
+    flush_fault();
+    b_.op_void(O::OpReturn, {});
+    begin_block(go_on);
+  }
 }
 
 // ---- module -------------------------------------------------------------------------------------
@@ -676,21 +754,33 @@ void Emitter::finish_module(Shader& shader) {
 }
 
 Shader Emitter::run() {
+  const uint64_t shared_bytes = check_sizes();
   plan_precision();
   scan_builtins();
   declare_buffers();
+  declare_control();
   declare_shared_and_locals();
   emit_entry();
   zero_shared();
   block(k_.body);
-  if (open_)
+  if (open_) {
+    flush_fault();
     b_.op_void(O::OpReturn, {});
+  }
   b_.finish_function(function_, entry_label_);
 
   Shader shader;
   shader.kernel = name_;
   shader.budget = budget_;
   shader.bindings = bindings_;
+  shader.shared_bytes = shared_bytes;
+  if (control_var_) {
+    shader.control_binding = static_cast<uint32_t>(bindings_.size());
+    shader.sites = sites_;
+    shader.lane_bits = lane_bits_;
+    shader.loop_limit = target_.loop_limit;
+    shader.elided_checks = elided_;
+  }
   finish_module(shader);
   shader.words = b_.assemble(0x00010300);
   shader.opaque_identities = opaque_count_;

@@ -10,6 +10,8 @@
 #include "op_table.hpp"
 
 #include <array>
+#include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -79,6 +81,30 @@ private:
   void begin_block(uint32_t label);
   void branch(uint32_t target);
   void barrier();
+
+  // ---- checked accesses and cancel polls (checks.cpp) ------------------------------------------
+  enum class Access : uint8_t { Load, Store, Atomic };
+  void declare_control();
+  uint64_t check_sizes() const;         // the shared bytes as held
+  uint32_t control_word(uint32_t word); // pointer to a control-buffer word
+  uint32_t group_linear();
+  bool proven_in_bounds(ir::Space space, uint32_t mem, ir::ExprId index) const;
+  uint64_t value_key(ir::ExprId id) const;
+  static uint64_t local_key(uint32_t local);
+  void push_facts(ir::ExprId cond);
+  // Emits `access()` under the bounds check of `index_id` (the value of expression `index`):
+  // in bounds it runs, out of bounds the fault is recorded and a load yields `zero`. Returns the
+  // loaded value (through an OpPhi) or 0.
+  uint32_t guarded(ir::Space space, uint32_t mem, ir::ExprId index, uint32_t index_id,
+                   Access access, ir::ExprId node, uint32_t line, uint32_t zero,
+                   const std::function<uint32_t(uint32_t)>& access_fn);
+  void note_fault(uint32_t bad, uint32_t site, uint32_t index_id, ir::ScalarType index_type);
+  void flush_fault();
+  uint32_t add_site(const CheckSite& site);
+  void count_iteration(uint32_t line);
+  void count_loop_exit();
+  uint32_t poll_cancel(); // bool: the host asked the invocation to end
+  void selection(uint32_t cond, uint32_t then_label, uint32_t merge);
 
   // ---- expressions (expr.cpp) ------------------------------------------------------------------
   Val eval(ir::ExprId id);
@@ -158,6 +184,20 @@ private:
   };
   std::vector<Loop> loops_;
   std::unordered_map<ir::ExprId, Val> cache_; // per statement: expressions are pure
+
+  // Checks.
+  uint32_t control_var_ = 0, group_linear_ = 0, back_edges_var_ = 0;
+  uint32_t fault_site_var_ = 0, fault_low_var_ = 0, fault_high_var_ = 0;
+  std::vector<CheckSite> sites_;
+  uint32_t lane_bits_ = 0, elided_ = 0;
+  std::set<uint32_t> assigned_;                        // locals written other than by their let
+  std::map<uint32_t, uint32_t> for_locals_;            // for-loop variable -> how many fors set it
+  std::vector<uint32_t> active_for_;                   // variables of the fors being emitted
+  std::map<uint32_t, uint32_t> lane_locals_;           // let l = local_id(d), never reassigned -> d
+  std::unordered_map<uint32_t, uint32_t> control_ptr_; // control word -> prologue pointer
+  // Facts from enclosing ifs and fors: the value with key `first` (value_key) is below
+  // len(buffer parameter `second`).
+  std::vector<std::pair<uint64_t, uint32_t>> facts_;
 };
 
 } // namespace halfway::codegen::spirv

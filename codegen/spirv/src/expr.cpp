@@ -296,10 +296,31 @@ Val Emitter::eval_leaf(ir::ExprId id, const ir::Expr& e) {
     return {push_value(PushSlot::BufferLength, e.ref), Repr::Native};
   case Op::Load: {
     ScalarType t = e.type;
-    uint32_t ptr = pointer(e.space, e.ref, index(e.args[0]));
-    if (e.space == ir::Space::Buffer)
-      return from_storage(b_.op(O::OpLoad, storage_type(t), {ptr}), t);
-    return {b_.op(O::OpLoad, repr_type(t, canonical(t)), {ptr}), canonical(t)};
+    const uint32_t idx = index(e.args[0]);
+    if (!options_.checks) {
+      uint32_t ptr = pointer(e.space, e.ref, idx);
+      if (e.space == ir::Space::Buffer)
+        return from_storage(b_.op(O::OpLoad, storage_type(t), {ptr}), t);
+      return {b_.op(O::OpLoad, repr_type(t, canonical(t)), {ptr}), canonical(t)};
+    }
+    // A checked load merges its value with zero through an OpPhi, which needs a 32- or 64-bit
+    // type: 8/16-bit storage values are widened to their canonical form inside the check.
+    Repr repr = canonical(t);
+    if (e.space == ir::Space::Buffer) {
+      repr = t == ScalarType::BF16 || ir::is_fp8(t) || ir::info(t).bits >= 32 ? Repr::Native
+                                                                              : canonical(t);
+      if (t == ScalarType::BF16 || ir::is_fp8(t))
+        repr = Repr::Bits;
+    }
+    const uint32_t zero = b_.constant_null(repr_type(t, repr));
+    uint32_t value =
+        guarded(e.space, e.ref, e.args[0], idx, Access::Load, id, 0, zero, [&](uint32_t at) {
+          uint32_t ptr = pointer(e.space, e.ref, at);
+          if (e.space == ir::Space::Buffer)
+            return as(from_storage(b_.op(O::OpLoad, storage_type(t), {ptr}), t), t, repr);
+          return b_.op(O::OpLoad, repr_type(t, canonical(t)), {ptr});
+        });
+    return {value, repr};
   }
   default:
     break;

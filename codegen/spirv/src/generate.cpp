@@ -18,6 +18,7 @@ Target Target::lavapipe() {
   Target t;
   t.device = "llvmpipe";
   t.driver_id = 13; // VK_DRIVER_ID_MESA_LLVMPIPE
+  t.loop_limit = driver_loop_limit(t.driver_id);
   for (Width* w : {&t.f16, &t.f32, &t.f64}) {
     w->rounding_mode_rte = true;
     w->denorm_preserve = false;

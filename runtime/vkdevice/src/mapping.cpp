@@ -1,3 +1,4 @@
+#include "halfway/codegen/spirv/drivers.hpp"
 #include "halfway/runtime/vkdevice/vulkan_device.hpp"
 
 namespace halfway::rt {
@@ -16,6 +17,7 @@ codegen::spirv::Target spirv_target(const vk::DeviceInfo& info) {
   t.f16 = width(info.float_controls.f16);
   t.f32 = width(info.float_controls.f32);
   t.f64 = width(info.float_controls.f64);
+  t.loop_limit = codegen::spirv::driver_loop_limit(info.driver_id);
   return t;
 }
 

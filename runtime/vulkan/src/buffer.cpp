@@ -25,13 +25,15 @@ void check_range(const std::string& name, uint64_t size, uint64_t offset, uint64
 
 } // namespace
 
-Buffer::Buffer(detail::DeviceState& device, uint64_t bytes, std::string name)
+Buffer::Buffer(detail::DeviceState& device, uint64_t bytes, std::string name, bool always_mapped)
     : device_(&device), name_(std::move(name)), size_(bytes) {
   ErrorContext context;
   context.buffer = name_;
   device.ensure_alive(context);
   detail::Allocation a = device.allocate(
-      bytes, device.staged ? detail::MemoryUse::DeviceLocal : detail::MemoryUse::Mapped, context);
+      bytes,
+      device.staged && !always_mapped ? detail::MemoryUse::DeviceLocal : detail::MemoryUse::Mapped,
+      context);
   buffer_ = a.buffer;
   memory_ = a.memory;
   mapped_ = a.mapped;

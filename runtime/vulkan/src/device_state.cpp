@@ -4,6 +4,7 @@
 #include "structs.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace halfway::vk::detail {
 
@@ -161,13 +162,49 @@ VkCommandBuffer DeviceState::begin(const ErrorContext& context) {
   return commands;
 }
 
-void DeviceState::submit_and_wait(const ErrorContext& context) {
+bool DeviceState::submit_and_wait(const ErrorContext& context, const DispatchWait* wait) {
   check(vk.vkEndCommandBuffer(commands), "vkEndCommandBuffer", context);
   auto submit = detail::make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &commands;
   check(vk.vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit", context);
-  VkResult waited = vk.vkWaitForFences(device, 1, &fence, VK_TRUE, options.fence_timeout_ns);
+  bool stopped = false;
+  VkResult waited = VK_TIMEOUT;
+  if (wait) {
+    using namespace std::chrono;
+    const auto ns = [](milliseconds ms) { return static_cast<uint64_t>(nanoseconds(ms).count()); };
+    const auto give_up = steady_clock::now() + nanoseconds(options.fence_timeout_ns);
+    while ((waited = vk.vkWaitForFences(device, 1, &fence, VK_TRUE, ns(wait->slice))) ==
+               VK_TIMEOUT &&
+           steady_clock::now() < give_up) {
+      if (wait->expired && wait->expired()) {
+        stopped = true;
+        if (wait->stop)
+          wait->stop();
+        // The dispatch normally ends within the grace. If not, keep waiting (up to the fence
+        // timeout): returning while it runs would free buffers the shader may still write.
+        waited = vk.vkWaitForFences(device, 1, &fence, VK_TRUE, ns(wait->grace));
+        if (waited == VK_TIMEOUT) {
+          const auto left = give_up - steady_clock::now();
+          waited = vk.vkWaitForFences(
+              device, 1, &fence, VK_TRUE,
+              left.count() > 0 ? static_cast<uint64_t>(duration_cast<nanoseconds>(left).count())
+                               : 0);
+        }
+        if (waited == VK_TIMEOUT) {
+          lost = "vkWaitForFences (a stopped dispatch did not end)";
+          throw Error(ErrorKind::Device,
+                      "device " + info.name + " did not end a stopped dispatch within " +
+                          std::to_string(options.fence_timeout_ns / 1'000'000'000) +
+                          " s; treating the device as lost",
+                      context);
+        }
+        break;
+      }
+    }
+  } else {
+    waited = vk.vkWaitForFences(device, 1, &fence, VK_TRUE, options.fence_timeout_ns);
+  }
   if (waited == VK_TIMEOUT) {
     lost = "vkWaitForFences (timed out)";
     throw Error(ErrorKind::Device,
@@ -179,6 +216,7 @@ void DeviceState::submit_and_wait(const ErrorContext& context) {
   check(waited, "vkWaitForFences", context);
   check(vk.vkResetFences(device, 1, &fence), "vkResetFences", context);
   check(vk.vkResetCommandBuffer(commands, 0), "vkResetCommandBuffer", context);
+  return stopped;
 }
 
 void DeviceState::barrier(VkPipelineStageFlags src_stages, VkAccessFlags src_access,

@@ -64,7 +64,8 @@ struct DeviceState {
   // Starts recording into the device's one command buffer.
   VkCommandBuffer begin(const ErrorContext& context);
   // Ends recording, submits, waits for the fence (DeviceOptions::fence_timeout_ns) and resets.
-  void submit_and_wait(const ErrorContext& context);
+  // With `wait`, waits in slices and may stop the work (DispatchWait); returns whether it did.
+  bool submit_and_wait(const ErrorContext& context, const DispatchWait* wait = nullptr);
   void barrier(VkPipelineStageFlags src_stages, VkAccessFlags src_access,
                VkPipelineStageFlags dst_stages, VkAccessFlags dst_access);
 };

@@ -47,11 +47,33 @@
 //  - Shared arrays are zeroed at workgroup start (specs/ir.md) unless the kernel provably fills
 //    them before its first barrier (arr[local_id(0)] = v from every lane, as reductions do).
 //
+// Memory safety (checks.cpp; on unless Options::checks is off):
+//  - Every buffer and shared access whose index is not proven in range at generation time (an
+//    enclosing `if lt(i, len(b))`, a `for` up to len(b), a constant, local_id within a shared array
+//    of at least the workgroup's size) runs under a bounds check; signed indices below zero are out
+//    of bounds. Out of bounds, the access is skipped (a load yields 0) and the fault is recorded in
+//    the control buffer, an extra storage buffer after the parameters. Why not robustness: it only
+//    covers buffers, and clamps or drops silently; shared memory has nothing, and lavapipe runs
+//    shaders in-process, so a shared store past the end writes the host's heap.
+//  - The device reports the first fault as the interpreter's error: the lowest linear workgroup,
+//    then the earliest site in evaluation order, then the lowest lane. A launch only learns that
+//    some invocation faulted; reruns of the reporting form (Options::report_faults) find which
+//    (checks.cpp says how, and where loops make the order differ).
+//  - Every loop polls the control buffer's cancel word at its test, so the host can end a running
+//    dispatch (timeouts, interrupts) and the device stays usable.
+//  - Where the driver ends loops by itself (Target::loop_limit: lavapipe's 65,535 iterations per
+//    invocation), iterations are counted and reaching the limit is reported, not silently wrong.
+//  - Integer division by zero and shift overflow are not checked (the divisor is made safe so
+//    nothing traps; shifts follow SPIR-V); the Vulkan device refuses LaunchOptions::check_bounds.
+//  - Sizes derived from the kernel are computed in 64 bits; shared memory over 4 GiB as held is
+//    refused (Error(Limit)) naming the kernel and array.
+//
 // Refused at generation time (Error(Unsupported), naming the kernel, node and construct): erf (no
 // GLSL.std.450 instruction; this backend does not emit a polynomial), GLSL.std.450 functions that
 // only take 16/32-bit floats applied to f64, bf16 fma, integer-to-f32/f64 conversions with a
 // directed rounding mode, and push-constant blocks over 128 bytes.
 
+#include "halfway/ir/error.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/policy/budget.hpp"
 
@@ -79,6 +101,9 @@ struct Target {
   // Whether narrowings that need a barrier get the opaque identity; nullopt: the driver table
   // decides from driver_id (drivers.hpp).
   std::optional<bool> opaque_identity;
+  // Iterations after which the driver ends any loop by itself (0: none). Checked modules then
+  // detect a loop that did not end by its own exit and report it (checks.cpp).
+  uint32_t loop_limit = 0;
 
   // RTE for every width, nothing else, no opaque identity: a conservative portable target.
   static Target generic();
@@ -96,6 +121,40 @@ struct Options {
   bool validate = true;
 #endif
   bool debug_names = true; // OpName for parameters, locals and shared arrays
+  // Bounds checks on every buffer and shared access, cancel polls at loop tests and the loop
+  // count, all through the control buffer (see "Memory safety" above). Off only for the benchmark's
+  // unchecked baseline: such a module may corrupt the host (lavapipe runs in-process), never
+  // launch it on untrusted kernels.
+  bool checks = true;
+  // The reporting form of a checked module: faults are recorded in detail (kWorkgroup, kKey, the
+  // index) instead of only raising kFaulted. The device builds it only after a launch faulted.
+  bool report_faults = false;
+};
+
+// The control buffer: the storage buffer every checked module binds after its buffer parameters
+// (Shader::control_binding), as u32 words. The host zeroes it except where noted.
+namespace control {
+inline constexpr uint32_t kWorkgroup = 0;   // atomic min of faulting linear workgroups (init ~0)
+inline constexpr uint32_t kKey = 1;         // atomic min of (site << lane_bits | lane) (init ~0)
+inline constexpr uint32_t kTargetGroup = 2; // keys are recorded in this workgroup only (init ~0)
+inline constexpr uint32_t kTargetKey = 3;   // this key stores its index below (init ~0)
+inline constexpr uint32_t kIndexLow = 4;    // the target key's index, low and high words
+inline constexpr uint32_t kIndexHigh = 5;
+inline constexpr uint32_t kCancel = 6;  // the host raises it: loops end, the invocation returns
+inline constexpr uint32_t kFaulted = 7; // set by any fault (launch form, not report_faults)
+inline constexpr uint32_t kWords = 12;
+inline constexpr uint32_t kNone = 0xffffffffu;
+} // namespace control
+
+// One checked access: what the host needs to name a fault recorded at this site.
+struct CheckSite {
+  ErrorKind kind = ErrorKind::OutOfBounds; // or Limit: a loop the driver cut (Target::loop_limit)
+  ir::Space space = ir::Space::Buffer;
+  uint32_t mem = 0;            // parameter index (buffers) or shared-array index
+  uint32_t node = 0xffffffffu; // the load's expression id; ir::kNone for stores and atomics
+  uint32_t line = 0;
+  const char* access = "";   // "load from", "store to", "atomic on"
+  bool index_signed = false; // the index is signed: the recorded 64 bits are an int64
 };
 
 // One word of the push-constant block.
@@ -163,6 +222,15 @@ struct Shader {
   uint32_t no_contraction = 0;    // instructions decorated NoContraction
   policy::Budget budget;          // what it was generated under
   double codegen_ms = 0;          // generate() wall time, validation excluded
+  // Checked modules (Options::checks): the control buffer's binding, the checked sites in
+  // evaluation order (a fault's key names its site), and how many low key bits hold the lane.
+  std::optional<uint32_t> control_binding;
+  std::vector<CheckSite> sites;
+  uint32_t lane_bits = 0;
+  uint32_t loop_limit = 0;    // Target::loop_limit it was generated for
+  uint32_t elided_checks = 0; // accesses proven in bounds at generation time
+  // Bytes of shared memory as the module holds it (f16, bf16 and 8/16-bit elements in 32 bits).
+  uint64_t shared_bytes = 0;
 };
 
 // Generates the module. Throws Error(Unsupported) naming the kernel and construct for what the

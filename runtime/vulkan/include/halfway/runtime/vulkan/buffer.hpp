@@ -26,7 +26,9 @@ struct DeviceState;
 class Buffer {
 public:
   Buffer() = default;
-  Buffer(detail::DeviceState& device, uint64_t bytes, std::string name);
+  // `always_mapped`: host-visible and coherent even on a staged device (small buffers the host
+  // reads or writes while a dispatch runs, such as the control buffer).
+  Buffer(detail::DeviceState& device, uint64_t bytes, std::string name, bool always_mapped = false);
   ~Buffer();
   Buffer(Buffer&& other) noexcept;
   Buffer& operator=(Buffer&& other) noexcept;
@@ -36,6 +38,8 @@ public:
   uint64_t size() const { return size_; }
   const std::string& name() const { return name_; }
   VkBuffer handle() const { return buffer_; }
+  // The mapping, or null for a staged buffer.
+  std::byte* mapped() const { return mapped_; }
   bool belongs_to(const detail::DeviceState& device) const { return device_ == &device; }
 
   // Throw Error(Usage) naming the buffer when offset + data runs past size().

@@ -58,6 +58,8 @@ public:
   bool staged() const;
 
   Buffer create_buffer(uint64_t bytes, std::string name = {});
+  // A buffer that is host-visible and coherent whatever the memory mode.
+  Buffer create_mapped_buffer(uint64_t bytes, std::string name = {});
 
   // The pipeline cached under `key` (the launch-memo key: structural hash, device, budget),
   // created from `program` on a miss. Throws Error(Internal) when `key` was cached for different
@@ -68,8 +70,11 @@ public:
 
   // Binds `buffers` to bindings 0..n-1, pushes `push_constants` (exactly the program's
   // push_constant_bytes), dispatches `groups` and waits. Errors name the kernel.
+  // With `wait`, the fence is waited on in slices and the dispatch may be stopped early
+  // (DispatchWait; LaunchTiming::stopped says it was).
   LaunchTiming dispatch(Pipeline& pipeline, const std::vector<Buffer*>& buffers,
-                        std::span<const std::byte> push_constants, GroupGrid groups);
+                        std::span<const std::byte> push_constants, GroupGrid groups,
+                        const DispatchWait* wait = nullptr);
 
   // For the runtime's own sources.
   detail::DeviceState& state() { return *state_; }

@@ -11,7 +11,9 @@
 #include "halfway/ir/error.hpp"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -34,6 +36,23 @@ struct LaunchTiming {
   uint64_t wall_ns = 0;
   // GPU timestamps around the dispatch; nullopt where the queue has no timestamps.
   std::optional<uint64_t> device_ns;
+  // The wait was stopped (DispatchWait::expired held) and the dispatch then ended early.
+  bool stopped = false;
+};
+
+// How Device::dispatch waits for a dispatch it may have to end early. The fence is waited on in
+// slices; after each, `expired` is asked. Once it holds, `stop` is called (it asks the running
+// shader to end, e.g. by raising the control buffer's cancel word) and the dispatch is expected to
+// finish within `grace`. One that does not is still waited for, up to
+// DeviceOptions::fence_timeout_ns: returning earlier would free buffers a running shader may still
+// write (lavapipe runs in-process). Past that the device is marked lost and dispatch throws
+// Error(Device); on real GPUs the driver's watchdog usually ends such a dispatch first, with
+// VK_ERROR_DEVICE_LOST, which is equally final for that Device.
+struct DispatchWait {
+  std::function<bool()> expired;
+  std::function<void()> stop;
+  std::chrono::milliseconds slice{50};
+  std::chrono::milliseconds grace{1000};
 };
 
 } // namespace halfway::vk
