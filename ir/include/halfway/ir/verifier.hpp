@@ -31,6 +31,15 @@ private:
 // bound to a narrower float type without narrow<>); stores to read-only buffers and loads from
 // write-only ones; uses of undefined or out-of-scope locals; break/continue outside loops; and
 // barriers in control flow that depends on lane ids (non-uniform control flow).
+//
+// Absolute caps, whatever the device, so that no size derived from a verified kernel overflows
+// downstream (uint32 lane counts, byte sizes of shared memory): a workgroup has at most
+// kMaxWorkgroupLanes lanes (the product of its three sizes, computed without overflow), and the
+// kernel's shared arrays take at most kMaxSharedBytes bytes in all (each array's elements times
+// its element size, each array aligned to its element, as rt::shared_bytes counts them). Devices
+// have their own, usually lower, limits (rt::check_limits).
+inline constexpr uint32_t kMaxWorkgroupLanes = 1024;
+inline constexpr uint64_t kMaxSharedBytes = uint64_t{1} << 31;
 VerifiedKernel verify(Kernel kernel);
 
 } // namespace halfway::ir
