@@ -4,6 +4,7 @@
 #include "literal.hpp"
 
 #include <charconv>
+#include <unordered_map>
 
 namespace halfway::text {
 
@@ -106,15 +107,24 @@ private:
     k_.locals.push_back({n.text, type});
     uint32_t id = static_cast<uint32_t>(k_.locals.size() - 1);
     scopes_.back().push_back(id);
+    visible_[n.text].push_back(id);
     return id;
   }
 
+  // Leaves the innermost scope: its locals are no longer visible.
+  void pop_scope() {
+    for (uint32_t id : scopes_.back()) {
+      auto it = visible_.find(k_.locals[id].name);
+      it->second.pop_back();
+      if (it->second.empty())
+        visible_.erase(it);
+    }
+    scopes_.pop_back();
+  }
+
   uint32_t find_local(const std::string& n) const {
-    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope)
-      for (auto it = scope->rbegin(); it != scope->rend(); ++it)
-        if (k_.locals[*it].name == n)
-          return *it;
-    return kNone;
+    auto it = visible_.find(n);
+    return it == visible_.end() ? kNone : it->second.back();
   }
 
   uint32_t find_shared(const std::string& n) const {
@@ -393,7 +403,7 @@ private:
   void scoped_block(const std::vector<ast::Stmt>& in, std::vector<ir::Stmt>& out) {
     scopes_.emplace_back();
     block(in, out);
-    scopes_.pop_back();
+    pop_scope();
   }
 
   ir::Stmt begin(ir::StmtKind kind, uint32_t offset) {
@@ -496,7 +506,7 @@ private:
     scopes_.emplace_back();
     s.local = declare_local(f.name, type);
     scoped_block(f.body, s.body);
-    scopes_.pop_back();
+    pop_scope();
     return s;
   }
 
@@ -512,6 +522,9 @@ private:
   ir::Kernel k_;
   SourceMap map_;
   std::vector<std::vector<uint32_t>> scopes_;
+  // Each visible name's locals, innermost last: name lookup is a hash lookup, however many
+  // locals a kernel declares.
+  std::unordered_map<std::string, std::vector<uint32_t>> visible_;
 };
 
 } // namespace
