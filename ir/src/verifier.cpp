@@ -19,7 +19,8 @@ std::string tname(ScalarType t) {
 
 class Verifier {
 public:
-  explicit Verifier(const Kernel& k) : k_(k), in_scope_(k.locals.size(), false) {}
+  explicit Verifier(const Kernel& k)
+      : k_(k), in_scope_(k.locals.size(), false), checked_(k.exprs.size(), 0) {}
 
   void run() {
     check_signature();
@@ -138,7 +139,7 @@ private:
   ScalarType expr(ExprId id) {
     if (id == kNone || id >= k_.exprs.size())
       fail("reference to a missing expression node");
-    if (checked_.count(id))
+    if (checked_[id] == epoch_)
       return k_.expr(id).type;
     const Expr& e = k_.expr(id);
     const OpInfo& op = info(e.op);
@@ -231,7 +232,7 @@ private:
         fail_expr(id, "unpack<" + tname(e.aux) + "> has the wrong type");
       break;
     }
-    checked_.insert(id);
+    checked_[id] = epoch_;
     return e.type;
   }
 
@@ -336,7 +337,7 @@ private:
     for (uint32_t l : scopes_.back())
       leave(l);
     scopes_.pop_back();
-    checked_.clear(); // expressions may read locals that just left scope
+    ++epoch_; // expressions may read locals that just left scope: check them again
   }
 
   void stmt(const Stmt& s, int loop_depth) {
@@ -534,7 +535,9 @@ private:
   std::vector<bool> in_scope_;
   std::unordered_set<std::string> names_in_scope_; // names of the locals in scope (they differ)
   std::vector<std::vector<uint32_t>> scopes_;
-  std::set<ExprId> checked_;
+  // The nodes checked since the last scope ended: checked_[id] == epoch_ (4 bytes per node).
+  std::vector<uint32_t> checked_;
+  uint32_t epoch_ = 1;
   std::set<uint32_t> tainted_;
   std::set<const Stmt*> loop_divergent_;
   std::vector<const Stmt*> loops_;
@@ -547,6 +550,12 @@ VerifiedKernel verify(Kernel kernel) {
   Verifier(kernel).run();
   uint64_t h = structural_hash(kernel);
   return VerifiedKernel(std::make_shared<const Kernel>(std::move(kernel)), h);
+}
+
+VerifiedKernel verify(std::shared_ptr<const Kernel> kernel) {
+  Verifier(*kernel).run();
+  uint64_t h = structural_hash(*kernel);
+  return VerifiedKernel(std::move(kernel), h);
 }
 
 } // namespace halfway::ir

@@ -46,16 +46,22 @@ class Lowerer {
 public:
   explicit Lowerer(const Source& source) : src_(source) {}
 
-  Lowered run(const ast::Kernel& ak) {
+  // The kernel's header and declarations; then each top-level statement in order; then finish().
+  void begin(const ast::Kernel& ak, const BodySize& size) {
+    k_.exprs.reserve(size.tokens);
+    map_.exprs.reserve(size.tokens);
+    k_.body.reserve(size.statements);
     map_.header = ak.offset;
     k_.name = ak.name;
     k_.workgroup = {ak.wx, ak.wy, ak.wz};
     for (const ast::Decl& d : ak.decls)
       boost::apply_visitor([&](const auto& decl) { declare(decl); }, d.get());
     scopes_.emplace_back();
-    block(ak.body, k_.body);
-    return Lowered{std::move(k_), std::move(map_)};
   }
+  void statement(const ast::Stmt& s) {
+    boost::apply_visitor([&](const auto& n) { k_.body.push_back(stmt(unwrap(n))); }, s.get());
+  }
+  Lowered finish() { return Lowered{std::move(k_), std::move(map_)}; }
 
 private:
   [[noreturn]] void fail(uint32_t offset, const std::string& message) const {
@@ -529,20 +535,20 @@ private:
 
 } // namespace
 
-Lowered lower(const Source& source, const ast::Kernel& kernel) {
-  return Lowerer(source).run(kernel);
-}
-
 std::vector<Lowered> parse_source(const Source& source) {
   check_nesting(source);
-  std::vector<ast::Kernel> syntax = parse_syntax(source);
+  SyntaxReader reader(source);
   std::vector<Lowered> out;
-  for (const ast::Kernel& k : syntax) {
+  while (std::optional<ast::Kernel> k = reader.next_kernel()) {
     for (const Lowered& earlier : out)
-      if (earlier.kernel.name == k.name)
-        source.fail(k.offset, "duplicate kernel name '" + k.name + "'; the first is at line " +
-                                  std::to_string(source.line_of(earlier.map.header)));
-    out.push_back(lower(source, k));
+      if (earlier.kernel.name == k->name)
+        source.fail(k->offset, "duplicate kernel name '" + k->name + "'; the first is at line " +
+                                   std::to_string(source.line_of(earlier.map.header)));
+    Lowerer lowerer(source);
+    lowerer.begin(*k, estimate_body(source, reader.position()));
+    while (std::optional<ast::Stmt> s = reader.next_statement())
+      lowerer.statement(*s);
+    out.push_back(lowerer.finish());
   }
   return out;
 }

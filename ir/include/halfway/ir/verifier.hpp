@@ -21,6 +21,7 @@ public:
 
 private:
   friend VerifiedKernel verify(Kernel kernel);
+  friend VerifiedKernel verify(std::shared_ptr<const Kernel> kernel);
   VerifiedKernel(std::shared_ptr<const Kernel> k, uint64_t h) : kernel_(std::move(k)), hash_(h) {}
   std::shared_ptr<const Kernel> kernel_;
   uint64_t hash_;
@@ -41,5 +42,8 @@ private:
 inline constexpr uint32_t kMaxWorkgroupLanes = 1024;
 inline constexpr uint64_t kMaxSharedBytes = uint64_t{1} << 31;
 VerifiedKernel verify(Kernel kernel);
+// The same without a copy: the VerifiedKernel shares `kernel`, which must never change again
+// (text::KernelFile verifies the kernels it holds this way).
+VerifiedKernel verify(std::shared_ptr<const Kernel> kernel);
 
 } // namespace halfway::ir
