@@ -49,9 +49,9 @@ private:
   void check_signature() {
     if (k_.name.empty())
       fail("kernel has an empty name");
-    for (char ch : k_.name)
-      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
-        fail("kernel name contains a control character");
+    // Names are printed by tools and logs: no control characters (C0, DEL, C1) and valid UTF-8.
+    if (printable(k_.name) != k_.name)
+      fail("kernel name contains a control character or malformed UTF-8");
     uint64_t lanes = 1;
     for (uint32_t d : k_.workgroup) {
       if (d == 0)

@@ -235,6 +235,15 @@ TEST(Verifier, RejectsNamesTheTextFormCannotReadBack) {
   auto n = base();
   n.name = "two\nlines";
   EXPECT_REJECTED(n, "kernel name contains a control character");
+  EXPECT_REJECTED(n, "kernel two\\x0alines:"); // the message escapes it
+  for (const char* bad : {"csi\xc2\x9b", "byte\xff", "esc\x1b[31m", "del\x7f"}) {
+    auto b = base();
+    b.name = bad;
+    EXPECT_REJECTED(b, "kernel name contains a control character or malformed UTF-8");
+  }
+  auto utf8 = base();
+  utf8.name = "caf\xc3\xa9<f16>";
+  EXPECT_EQ(rejection(utf8), "accepted");
 }
 
 TEST(Verifier, RejectsLocalShadowing) {
