@@ -110,4 +110,17 @@ TEST(Limits, LargeKernelParsesInLinearTime) {
   EXPECT_LT(took, 5.0);
 }
 
+TEST(Limits, FuzzSeedCorpusParsesAndVerifies) {
+  // The hand-written seeds must stay valid kernels, or the fuzzers start from nothing.
+  int seeds = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(HALFWAY_SOURCE_DIR) + "/fuzz/corpus")) {
+    SCOPED_TRACE(entry.path().string());
+    auto file = text::parse_file(entry.path().string());
+    EXPECT_FALSE(file.verify_all().empty());
+    ++seeds;
+  }
+  EXPECT_GE(seeds, 5);
+}
+
 } // namespace
