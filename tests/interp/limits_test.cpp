@@ -163,4 +163,12 @@ TEST(Limits, GridWhoseInvocationsOverflowIsRefused) {
   EXPECT_HAS(e.what(), "has more than 2^64 invocations");
 }
 
+TEST(Limits, KernelWithoutRegistersRuns) {
+  // Found by interp_fuzzer: no expressions and no locals made the batch size a division by zero.
+  auto k = one("kernel empty workgroup(16, 1, 1) {\n  param x: buffer<f32, read>;\n}\n");
+  auto x = buffer(ScalarType::F32, std::vector<float>(4, 1.0f));
+  Stats s = run(k, rt::Grid{{3, 1, 1}}, std::vector<rt::Arg>{rt::Arg::of(x)});
+  EXPECT_EQ(s.invocations, 48u);
+}
+
 } // namespace
