@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Builds the kernel-text fuzzer with clang++-14 and runs it for SECONDS on a corpus seeded with
-# examples/kernels/*.hk and tests/text/data/*.hk. Exits non-zero when the fuzzer finds a crash,
-# a hang (an input over 10 s), a leak or an out-of-memory; the reproducer is left in WORK.
-#   fuzz/run-fuzzer.sh [SECONDS=60] [WORK=build-fuzz]
+# Builds a fuzz target with clang++-14 and runs it for SECONDS on a corpus seeded with
+# examples/kernels/*.hk, tests/text/data/*.hk and fuzz/corpus/*.hk, with the dictionary
+# fuzz/hk.dict. Exits non-zero when the fuzzer finds a crash, a hang (an input over 10 s), a leak
+# or an out-of-memory; the reproducer is left in WORK/artifacts.
+#   fuzz/run-fuzzer.sh [SECONDS=60] [WORK=build-fuzz] [TARGET=text_fuzzer] [libFuzzer flags...]
+# TARGET: text_fuzzer (the parser) or interp_fuzzer (parse, verify, run on the interpreter).
+# One process: the corpus is WORK/corpus-TARGET and grows across runs.
 # Needs clang-14 and libclang-rt-14-dev (scripts/install-deps installs them).
 set -euo pipefail
 seconds=${1:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mkdir -p "${2:-$root/build-fuzz}" && cd "${2:-$root/build-fuzz}" && pwd)
+target=${3:-text_fuzzer}
+shift $(($# < 3 ? $# : 3))
 
 if ! command -v clang++-14 >/dev/null; then
   echo "run-fuzzer: clang++-14 not found; install clang-14 and libclang-rt-14-dev" >&2
@@ -18,14 +23,15 @@ generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
 cmake -S "$root/fuzz" -B "$work/build" "${generator[@]}" -DCMAKE_CXX_COMPILER=clang++-14 \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$work/build" -j "${JOBS:-2}"
+cmake --build "$work/build" -j "${JOBS:-2}" --target "$target"
 
-mkdir -p "$work/corpus" "$work/artifacts"
-cp "$root"/examples/kernels/*.hk "$root"/tests/text/data/*.hk "$work/corpus/"
+corpus="$work/corpus-$target"
+mkdir -p "$corpus" "$work/artifacts"
+cp "$root"/examples/kernels/*.hk "$root"/tests/text/data/*.hk "$root"/fuzz/corpus/*.hk "$corpus/"
 
 cd "$work"
 ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 UBSAN_OPTIONS=print_stacktrace=1 \
-  "$work/build/text_fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-  -max_len=4096 -dict="$root/fuzz/hk.dict" -artifact_prefix="$work/artifacts/" \
-  -print_final_stats=1 "$work/corpus"
+  "$work/build/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  -max_len=4096 -dict="$root/fuzz/hk.dict" -artifact_prefix="$work/artifacts/$target-" \
+  -print_final_stats=1 "$@" "$corpus"

@@ -53,6 +53,7 @@ void Exec::block(const std::vector<CStmt>& stmts, LaneMask& m) {
   for (const CStmt& s : stmts) {
     if (m.none())
       return;
+    tick();
     stmt(s, m);
     drop_stopped(m);
   }
@@ -162,6 +163,7 @@ void Exec::while_stmt(const CStmt& cs, LaneMask& m) {
   loops_.push_back({&continued.m});
   const uint8_t* cond = reg<uint8_t>(p_.nodes[cs.stmt->a].reg);
   for (;;) {
+    tick();
     drop_stopped(l);
     if (l.none())
       break;
@@ -194,6 +196,7 @@ void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
   const void* bound = reg<std::byte>(p_.nodes[s.b].reg);
   const void* step = reg<std::byte>(p_.nodes[s.c].reg);
   for (;;) {
+    tick();
     drop_stopped(l);
     if (l.none())
       break;

@@ -103,7 +103,52 @@ void Exec::setup_lanes() {
   }
 }
 
+bool Launch::should_stop(uint64_t new_steps) const {
+  const Options& o = program->options;
+  const uint64_t total = steps.fetch_add(new_steps, std::memory_order_relaxed) + new_steps;
+  StopReason reason = stop.load(std::memory_order_relaxed);
+  if (reason != StopReason::None)
+    return true;
+  if (o.cancel && o.cancel->expired())
+    reason = StopReason::Cancelled;
+  else if (o.max_steps && total > o.max_steps)
+    reason = StopReason::Budget;
+  else
+    return false;
+  StopReason none = StopReason::None;
+  stop.compare_exchange_strong(none, reason, std::memory_order_relaxed);
+  return true;
+}
+
+void Exec::poll() {
+  const uint64_t fresh = ticks_ - flushed_;
+  flushed_ = ticks_;
+  poll_at_ = ticks_ + kPollSteps;
+  if (launch_.should_stop(fresh))
+    throw Stopped{};
+}
+
+std::optional<uint64_t> Exec::bytes_needed(const Program& p) {
+  uint64_t lanes = uint64_t{p.batch_groups} * p.wg_lanes;
+  uint64_t capacity = (lanes + 15) / 16 * 16;
+  uint64_t total = 0;
+  auto add = [&](uint64_t a, uint64_t b) {
+    uint64_t product = 0;
+    return !__builtin_mul_overflow(a, b, &product) &&
+           !__builtin_add_overflow(total, product, &total);
+  };
+  // Registers, the masks (a few per nesting level; counted generously) and per-lane tables.
+  if (!add(uint64_t{p.registers} + 64, capacity * 8))
+    return std::nullopt;
+  for (const ir::SharedArray& s : p.kernel->shared)
+    if (!add(s.size, ir::bytes(s.type) + sizeof(RaceCell)))
+      return std::nullopt;
+  return total;
+}
+
 std::optional<BatchError> Exec::run_batch(uint64_t first, uint32_t count) {
+  tick();
+  loops_.clear();
   first_ = first;
   n_ = count * p_.wg_lanes;
   width_ = (n_ + 15) / 16 * 16;

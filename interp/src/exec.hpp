@@ -8,6 +8,7 @@
 #include "lanes.hpp"
 #include "program.hpp"
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,11 +21,23 @@ struct BufferView {
   uint64_t length = 0;
 };
 
+// Why a launch stopped early (Launch::stop): its Cancel expired, or it ran out of steps.
+enum class StopReason : uint8_t { None, Cancelled, Budget };
+
+// Thrown by Exec::poll() once the launch must stop; the worker catches it and returns.
+struct Stopped {};
+
 struct Launch {
   const Program* program = nullptr;
   std::vector<BufferView> buffers; // per parameter; unused for scalars
   std::vector<uint64_t> scalars;   // per parameter; unused for buffers
   rt::Grid grid;
+  // Shared by the workers: the steps taken so far (flushed at each poll) and the stop request.
+  mutable std::atomic<uint64_t> steps{0};
+  mutable std::atomic<StopReason> stop{StopReason::None};
+
+  // Sets the stop request (the first reason wins) and returns true when the launch must stop.
+  bool should_stop(uint64_t new_steps) const;
 };
 
 struct BatchError {
@@ -51,8 +64,20 @@ public:
   Exec& operator=(const Exec&) = delete;
 
   // Runs workgroups [first, first + count); count <= program.batch_groups. Returns the first error
-  // of the lowest failing workgroup, if any failed.
+  // of the lowest failing workgroup, if any failed. Throws Stopped when the launch was cancelled
+  // or ran out of steps.
   std::optional<BatchError> run_batch(uint64_t first, uint32_t count);
+
+  // The memory one executor of `p` allocates, or nullopt when it does not fit 64 bits.
+  static std::optional<uint64_t> bytes_needed(const Program& p);
+
+  // Counts one step; every kPollSteps steps, polls the launch's cancel and budget and throws
+  // Stopped when the launch must stop.
+  void tick() {
+    if (++ticks_ >= poll_at_)
+      poll();
+  }
+  void poll();
 
   // ---- for the evaluation functions -------------------------------------------------------
   const Program& program() const { return p_; }
@@ -179,6 +204,7 @@ private:
   std::vector<AccLane> acc_lanes_;
   std::vector<AccumulationRecord> acc_records_;
   std::vector<double> acc_scratch_;
+  uint64_t ticks_ = 0, flushed_ = 0, poll_at_ = kPollSteps;
 };
 
 // Statement actions that touch memory (memory.cpp).

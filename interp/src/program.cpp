@@ -145,7 +145,9 @@ Program compile(const ir::VerifiedKernel& kernel, const Options& options) {
   // one or side by side, so run about 1024 lanes per lockstep batch, as long as the registers
   // (8 bytes per lane each) stay within 16 MiB per worker.
   if (!p.has_barrier && k.shared.empty()) {
-    const uint64_t fit = (uint64_t{16} << 20) / (uint64_t{8} * p.registers * p.wg_lanes);
+    // A kernel with no expressions and no locals has no registers.
+    const uint64_t fit =
+        (uint64_t{16} << 20) / (uint64_t{8} * std::max<uint32_t>(p.registers, 1) * p.wg_lanes);
     p.batch_groups = static_cast<uint32_t>(
         std::clamp<uint64_t>(std::min<uint64_t>(1024 / p.wg_lanes, fit), 1, 1024));
   }

@@ -4,6 +4,7 @@
 #include "backup.hpp"
 #include "exec.hpp"
 #include "halfway/interp/interp.hpp"
+#include "halfway/runtime/device.hpp"
 #include "workers.hpp"
 
 #include <algorithm>
@@ -17,11 +18,36 @@ namespace halfway::interp {
 
 namespace {
 
-unsigned thread_count(const Options& o, uint64_t batches) {
+unsigned thread_count(const Options& o, uint64_t batches, uint64_t worker_bytes) {
   if (o.deterministic)
     return 1;
   uint64_t t = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  t = std::min(t, kMaxTotalWorkerBytes / std::max<uint64_t>(worker_bytes, 1));
   return static_cast<unsigned>(std::max<uint64_t>(1, std::min(t, batches)));
+}
+
+[[noreturn]] void limit(const ir::Kernel& k, const std::string& message) {
+  throw Error(ErrorKind::Limit, message + " (device interp)", {.kernel = k.name});
+}
+
+// The sizes a launch works with, checked before anything is allocated.
+void check_sizes(const ir::Kernel& k, const rt::Grid& grid, const Program& p) {
+  uint64_t groups = 0, lanes = 0;
+  if (__builtin_mul_overflow(uint64_t{grid.groups[0]} * grid.groups[1], grid.groups[2], &groups) ||
+      __builtin_mul_overflow(groups, uint64_t{p.wg_lanes}, &lanes))
+    limit(k, "grid of " + std::to_string(grid.groups[0]) + " x " + std::to_string(grid.groups[1]) +
+                 " x " + std::to_string(grid.groups[2]) + " workgroups of " +
+                 std::to_string(p.wg_lanes) + " lanes has more than 2^64 invocations");
+  std::optional<uint64_t> shared = rt::shared_bytes(k);
+  if (!shared || *shared > kMaxSharedBytes)
+    limit(k, "shared memory of " + (shared ? std::to_string(*shared) : std::string("over 2^64")) +
+                 " bytes exceeds the interpreter's " + std::to_string(kMaxSharedBytes));
+  std::optional<uint64_t> worker = Exec::bytes_needed(p);
+  if (!worker || *worker > kMaxWorkerBytes)
+    limit(k, "the interpreter would need " +
+                 (worker ? std::to_string(*worker) : std::string("over 2^64")) +
+                 " bytes per worker for this kernel (registers and shared memory); the limit is " +
+                 std::to_string(kMaxWorkerBytes));
 }
 
 } // namespace
@@ -32,10 +58,13 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
   const ir::Kernel& k = kernel.kernel();
   rt::check_args(k, grid, args);
   const Program program = compile(kernel, options);
+  check_sizes(k, grid, program);
+  if (options.cancel && options.cancel->expired())
+    throw options.cancel->error(k.name, "interp");
   const uint64_t groups = grid.total_groups();
   const uint64_t per_batch = program.batch_groups;
   const uint64_t batches = (groups + per_batch - 1) / per_batch;
-  const unsigned threads = thread_count(options, batches);
+  const unsigned threads = thread_count(options, batches, *Exec::bytes_needed(program));
 
   Backup backup;
   backup.save(k, args, threads);
@@ -69,7 +98,12 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
       if (first > failed_at.load())
         return;
       const auto count = static_cast<uint32_t>(std::min(per_batch, groups - first));
-      std::optional<BatchError> e = exec.run_batch(first, count);
+      std::optional<BatchError> e;
+      try {
+        e = exec.run_batch(first, count);
+      } catch (const Stopped&) {
+        return;
+      }
       if (options.shadow)
         records[b] = std::move(exec.shadow());
       exec.shadow().clear();
@@ -90,6 +124,13 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
   } catch (...) {
     backup.restore(threads);
     throw;
+  }
+  if (const StopReason stop = launch.stop.load(); stop != StopReason::None) {
+    backup.restore(threads);
+    if (stop == StopReason::Cancelled)
+      throw options.cancel->error(k.name, "interp");
+    limit(k, "the launch ran more than its budget of " + std::to_string(options.max_steps) +
+                 " lockstep steps");
   }
   if (error) {
     backup.restore(threads);

@@ -40,31 +40,78 @@ const char* error_kind_name(ErrorKind kind) {
   return "error";
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] that encodes a code point of U+00A0 or
+// above; 0 when there is none (an ASCII byte, a C1 control, a malformed or truncated sequence).
+size_t utf8_length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b = byte(i);
+  size_t n = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 ? 2 : 0;
+  if (b > 0xf4 || n == 0 || i + n > text.size())
+    return 0;
+  uint32_t cp = b & (0x7f >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80)
+      return 0;
+    cp = cp << 6 | (byte(i + k) & 0x3f);
+  }
+  const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
+  if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
+    return 0;
+  return n;
+}
+
+} // namespace
+
+std::string printable(std::string_view text, bool keep_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if ((b >= 0x20 && b < 0x7f) || b == '\t' || (b == '\n' && keep_newlines)) {
+      out += text[i++];
+      continue;
+    }
+    if (size_t n = b >= 0x80 ? utf8_length(text, i) : 0) {
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+    ++i;
+  }
+  return out;
+}
+
 std::string format_error(ErrorKind kind, const std::string& message, const ErrorContext& c) {
   std::ostringstream out;
   if (!c.file.empty()) {
-    out << c.file;
+    out << printable(c.file);
     if (c.line)
       out << ':' << c.line << ':' << c.column;
     out << ": ";
   }
   out << error_kind_name(kind) << ": ";
   if (!c.kernel.empty())
-    out << "kernel " << c.kernel;
+    out << "kernel " << printable(c.kernel);
   if (c.node) {
     out << (c.kernel.empty() ? "" : ", ") << "node " << *c.node;
     if (!c.node_text.empty())
-      out << " (" << c.node_text << ')';
+      out << " (" << printable(c.node_text) << ')';
   }
   if (!c.kernel.empty() || c.node)
     out << ": ";
-  out << message;
+  out << printable(message, true);
   bool where = !c.buffer.empty() || c.index || c.workgroup || c.lane;
   if (where) {
     out << " [";
     const char* sep = "";
     if (!c.buffer.empty()) {
-      out << "buffer " << c.buffer;
+      out << "buffer " << printable(c.buffer);
       sep = ", ";
     }
     if (c.index) {
@@ -84,9 +131,24 @@ std::string format_error(ErrorKind kind, const std::string& message, const Error
     out << ']';
   }
   if (!c.source_line.empty()) {
-    out << '\n' << "  " << c.source_line << '\n' << "  ";
-    for (uint32_t i = 1; i < c.column; ++i)
-      out << (c.source_line[i - 1] == '\t' ? '\t' : ' ');
+    // The caret line: a tab under a tab, as many spaces as the line prints columns before it.
+    const std::string_view line = c.source_line;
+    out << '\n' << "  " << printable(line) << '\n' << "  ";
+    for (size_t i = 0; i + 1 < c.column && i < line.size();) {
+      if (line[i] == '\t') {
+        out << '\t';
+        ++i;
+        continue;
+      }
+      size_t n = 1, width = 1;
+      const auto b = static_cast<unsigned char>(line[i]);
+      if (b < 0x20 || b == 0x7f)
+        width = 4;
+      else if (b >= 0x80 && (n = utf8_length(line, i)) == 0)
+        n = 1, width = 4;
+      out << std::string(width, ' ');
+      i += n;
+    }
     out << '^';
   }
   return out.str();

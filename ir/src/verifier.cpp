@@ -4,8 +4,10 @@
 #include "halfway/ir/hash.hpp"
 #include "halfway/ir/printer.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 namespace halfway::ir {
 
@@ -17,7 +19,8 @@ std::string tname(ScalarType t) {
 
 class Verifier {
 public:
-  explicit Verifier(const Kernel& k) : k_(k), in_scope_(k.locals.size(), false) {}
+  explicit Verifier(const Kernel& k)
+      : k_(k), in_scope_(k.locals.size(), false), checked_(k.exprs.size(), 0) {}
 
   void run() {
     check_signature();
@@ -46,17 +49,20 @@ private:
   void check_signature() {
     if (k_.name.empty())
       fail("kernel has an empty name");
-    for (char ch : k_.name)
-      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f)
-        fail("kernel name contains a control character");
+    // Names are printed by tools and logs: no control characters (C0, DEL, C1) and valid UTF-8.
+    if (printable(k_.name) != k_.name)
+      fail("kernel name contains a control character or malformed UTF-8");
     uint64_t lanes = 1;
     for (uint32_t d : k_.workgroup) {
       if (d == 0)
         fail("workgroup size has a zero dimension");
-      lanes *= d;
+      lanes = std::min(lanes * d, uint64_t{1} << 33); // both factors <= 2^33: no overflow
     }
-    if (lanes > 1024)
-      fail("workgroup of " + std::to_string(lanes) + " lanes exceeds 1024");
+    if (lanes > kMaxWorkgroupLanes)
+      fail("workgroup of " + (lanes >> 32 ? std::string("over 2^32") : std::to_string(lanes)) +
+           " lanes exceeds " + std::to_string(kMaxWorkgroupLanes) + " (" +
+           std::to_string(k_.workgroup[0]) + " x " + std::to_string(k_.workgroup[1]) + " x " +
+           std::to_string(k_.workgroup[2]) + ")");
     std::set<std::string> names;
     auto unique = [&](const std::string& n, const char* what) {
       check_name(n, what);
@@ -68,21 +74,34 @@ private:
       if (p.type == ScalarType::Bool && p.is_buffer())
         fail("buffer '" + p.name + "' has element type bool; use u8 or u32");
     }
+    uint64_t shared_total = 0;
     for (const SharedArray& s : k_.shared) {
       unique(s.name, "shared array");
       if (s.size == 0)
         fail("shared array '" + s.name + "' has size 0");
       if (s.type == ScalarType::Bool)
         fail("shared array '" + s.name + "' has element type bool");
+      // Each array is below 2^32 elements of at most 8 bytes, so neither sum can overflow.
+      const uint64_t size = bytes(s.type);
+      const uint64_t array = uint64_t{s.size} * size;
+      shared_total = (shared_total + size - 1) / size * size + array;
+      if (array > kMaxSharedBytes || shared_total > kMaxSharedBytes)
+        fail("shared array '" + s.name + "' of " + std::to_string(s.size) + " " + tname(s.type) +
+             " elements (" + std::to_string(array) +
+             " bytes) takes the kernel's shared memory to " + std::to_string(shared_total) +
+             " bytes, over the limit of " + std::to_string(kMaxSharedBytes) + " bytes");
     }
-    for (uint32_t i = 0; i < k_.locals.size(); ++i) check_name(k_.locals[i].name, "local");
+    for (uint32_t i = 0; i < k_.locals.size(); ++i)
+      check_name(k_.locals[i].name, "local");
   }
 
   // Names must read back from the text form: identifiers, and not a literal's spelling.
   void check_name(const std::string& n, const char* what) {
-    if (!is_identifier(n)) fail(std::string(what) + " name '" + n + "' is not an identifier");
+    if (!is_identifier(n))
+      fail(std::string(what) + " name '" + n + "' is not an identifier");
     for (const char* reserved : {"true", "false", "inf"})
-      if (n == reserved) fail(std::string(what) + " name '" + n + "' is reserved for literals");
+      if (n == reserved)
+        fail(std::string(what) + " name '" + n + "' is reserved for literals");
   }
 
   // ---- locals and scopes --------------------------------------------------------------------
@@ -97,11 +116,16 @@ private:
     for (const SharedArray& s : k_.shared)
       if (s.name == n)
         fail("local '" + n + "' shadows a shared array", line);
-    for (uint32_t i = 0; i < k_.locals.size(); ++i)
-      if (in_scope_[i] && k_.locals[i].name == n)
-        fail("local '" + n + "' shadows another local in scope", line);
+    if (names_in_scope_.count(n))
+      fail("local '" + n + "' shadows another local in scope", line);
     in_scope_[local] = true;
+    names_in_scope_.insert(n);
     scopes_.back().push_back(local);
+  }
+
+  void leave(uint32_t local) {
+    in_scope_[local] = false;
+    names_in_scope_.erase(k_.locals[local].name);
   }
 
   void use_local(uint32_t local, uint32_t line) {
@@ -115,7 +139,7 @@ private:
   ScalarType expr(ExprId id) {
     if (id == kNone || id >= k_.exprs.size())
       fail("reference to a missing expression node");
-    if (checked_.count(id))
+    if (checked_[id] == epoch_)
       return k_.expr(id).type;
     const Expr& e = k_.expr(id);
     const OpInfo& op = info(e.op);
@@ -208,7 +232,7 @@ private:
         fail_expr(id, "unpack<" + tname(e.aux) + "> has the wrong type");
       break;
     }
-    checked_.insert(id);
+    checked_[id] = epoch_;
     return e.type;
   }
 
@@ -311,9 +335,9 @@ private:
     for (const Stmt& s : stmts)
       stmt(s, loop_depth);
     for (uint32_t l : scopes_.back())
-      in_scope_[l] = false;
+      leave(l);
     scopes_.pop_back();
-    checked_.clear(); // expressions may read locals that just left scope
+    ++epoch_; // expressions may read locals that just left scope: check them again
   }
 
   void stmt(const Stmt& s, int loop_depth) {
@@ -384,7 +408,7 @@ private:
       scopes_.emplace_back();
       declare(s.local, s.line);
       block(s.body, loop_depth + 1);
-      in_scope_[s.local] = false;
+      leave(s.local);
       scopes_.pop_back();
       return;
     }
@@ -509,8 +533,11 @@ private:
 
   const Kernel& k_;
   std::vector<bool> in_scope_;
+  std::unordered_set<std::string> names_in_scope_; // names of the locals in scope (they differ)
   std::vector<std::vector<uint32_t>> scopes_;
-  std::set<ExprId> checked_;
+  // The nodes checked since the last scope ended: checked_[id] == epoch_ (4 bytes per node).
+  std::vector<uint32_t> checked_;
+  uint32_t epoch_ = 1;
   std::set<uint32_t> tainted_;
   std::set<const Stmt*> loop_divergent_;
   std::vector<const Stmt*> loops_;
@@ -523,6 +550,12 @@ VerifiedKernel verify(Kernel kernel) {
   Verifier(kernel).run();
   uint64_t h = structural_hash(kernel);
   return VerifiedKernel(std::make_shared<const Kernel>(std::move(kernel)), h);
+}
+
+VerifiedKernel verify(std::shared_ptr<const Kernel> kernel) {
+  Verifier(*kernel).run();
+  uint64_t h = structural_hash(*kernel);
+  return VerifiedKernel(std::move(kernel), h);
 }
 
 } // namespace halfway::ir

@@ -15,11 +15,20 @@ InterpreterDevice::InterpreterDevice(policy::Registry* registry, interp::Narrowi
                "that result again (two-step); correctly rounded math; bounds, race and barrier "
                "checks always on";
   info_.may_fuse = single;
+  // Generous but finite: the verifier's workgroup cap in every dimension, and the interpreter's
+  // own shared-memory cap (interp.hpp); grid and buffers are bounded by host memory.
+  info_.max_shared_bytes = interp::kMaxSharedBytes;
+  info_.max_workgroup_size = {ir::kMaxWorkgroupLanes, ir::kMaxWorkgroupLanes,
+                              ir::kMaxWorkgroupLanes};
+  info_.max_workgroup_invocations = ir::kMaxWorkgroupLanes;
 }
 
 LaunchResult InterpreterDevice::launch(const ir::VerifiedKernel& kernel, const Grid& grid,
                                        std::span<const Arg> args, const LaunchOptions& options) {
+  check_limits(kernel.kernel(), grid, args, info_);
+  const Cancel cancel = options.make_cancel();
   interp::Options o;
+  o.cancel = &cancel;
   o.deterministic = options.deterministic;
   o.threads = options.threads;
   o.narrowing = model_;

@@ -218,6 +218,14 @@ TEST(Verifier, RejectsDuplicateNamesAndBadWorkgroups) {
   auto z = base();
   z.workgroup = {0, 1, 1};
   EXPECT_REJECTED(z, "workgroup size has a zero dimension");
+  // Sizes whose product wraps 32 or 64 bits are refused, not reduced modulo 2^n.
+  ir::Kernel wrap = base();
+  wrap.workgroup = {65536, 65536, 1};
+  EXPECT_REJECTED(wrap, "workgroup of over 2^32 lanes exceeds 1024 (65536 x 65536 x 1)");
+  ir::Kernel huge = base();
+  huge.workgroup = {0xffffffffu, 0xffffffffu, 0xffffffffu};
+  EXPECT_REJECTED(huge, "workgroup of over 2^32 lanes exceeds 1024");
+  EXPECT_EQ(huge.workgroup_lanes(), 0xffffffffu);
 }
 
 TEST(Verifier, RejectsNamesTheTextFormCannotReadBack) {
@@ -227,6 +235,15 @@ TEST(Verifier, RejectsNamesTheTextFormCannotReadBack) {
   auto n = base();
   n.name = "two\nlines";
   EXPECT_REJECTED(n, "kernel name contains a control character");
+  EXPECT_REJECTED(n, "kernel two\\x0alines:"); // the message escapes it
+  for (const char* bad : {"csi\xc2\x9b", "byte\xff", "esc\x1b[31m", "del\x7f"}) {
+    auto b = base();
+    b.name = bad;
+    EXPECT_REJECTED(b, "kernel name contains a control character or malformed UTF-8");
+  }
+  auto utf8 = base();
+  utf8.name = "caf\xc3\xa9<f16>";
+  EXPECT_EQ(rejection(utf8), "accepted");
 }
 
 TEST(Verifier, RejectsLocalShadowing) {
@@ -296,6 +313,24 @@ TEST(Verifier, DslRefusesToUseBuilderOutsideKernel) {
     EXPECT_EQ(e.kind(), ErrorKind::Usage);
     EXPECT_NE(std::string(e.what()).find("outside a kernel body"), std::string::npos);
   }
+}
+
+TEST(Verifier, RejectsSharedMemoryPastTheAbsoluteCap) {
+  ir::Kernel one = base();
+  one.shared.push_back({"t", ScalarType::F64, 4294967295u});
+  EXPECT_REJECTED(one, "kernel k: shared array 't' of 4294967295 f64 elements (34359738360 "
+                       "bytes) takes the kernel's shared memory to 34359738360 bytes, over the "
+                       "limit of 2147483648 bytes");
+  // Two arrays, each within the cap, over it together.
+  ir::Kernel two = base();
+  two.shared.push_back({"a", ScalarType::F32, 1u << 29});
+  two.shared.push_back({"b", ScalarType::U8, 2});
+  EXPECT_REJECTED(two, "shared array 'b' of 2 u8 elements (2 bytes) takes the kernel's shared "
+                       "memory to 2147483650 bytes");
+  // Exactly the cap is allowed.
+  ir::Kernel cap = base();
+  cap.shared.push_back({"a", ScalarType::F32, 1u << 29});
+  EXPECT_EQ(rejection(cap), "accepted");
 }
 
 } // namespace

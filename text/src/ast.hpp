@@ -124,11 +124,12 @@ struct Decl : x3::variant<Param, Shared> {
   using base_type::operator=;
 };
 
+// A kernel's header and declarations. Its statements are read one at a time (SyntaxReader), so
+// that the syntax of a whole kernel body never exists at once.
 struct Kernel : Pos {
   std::string name;
   uint32_t wx = 1, wy = 1, wz = 1;
   std::vector<Decl> decls;
-  std::vector<Stmt> body;
 };
 
 } // namespace halfway::text::ast

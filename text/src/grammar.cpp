@@ -22,7 +22,7 @@ BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::While, cond, body)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::ParamType, type, access)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Param, name, type)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Shared, name, type, size)
-BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Kernel, name, wx, wy, wz, decls, body)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Kernel, name, wx, wy, wz, decls)
 
 namespace halfway::text {
 namespace grammar {
@@ -226,54 +226,81 @@ auto const kernel_name_def = ident | quoted;
 struct kernel_r : Tagged {};
 x3::rule<kernel_r, ast::Kernel> const kernel = "a kernel";
 auto const kernel_def = kw_kernel > kernel_name > kw_workgroup > lit('(') > size > lit(',') > size >
-                        lit(',') > size > lit(')') > lit('{') > *decl > *stmt > close;
+                        lit(',') > size > lit(')') > lit('{') > *decl;
 
 x3::rule<class end_r> const end = "'kernel' or the end of the text";
 auto const end_def = x3::eoi;
-
-x3::rule<class file_r, std::vector<ast::Kernel>> const file = "kernels";
-auto const file_def = *kernel > end;
 
 BOOST_SPIRIT_DEFINE(ident, name, type, access, targ, kw_kernel, kw_workgroup, kw_param, kw_buffer,
                     kw_shared, kw_let, kw_if, kw_else, kw_for, kw_to, kw_step, kw_while,
                     number_text, suffix, number, boolean, expr, targs, arg_items, args, call, index,
                     stmt, close, block, let, assign, store, call_stmt, if_, for_, while_, jump_word,
-                    jump, param_type, param, size, shared, decl, quoted, kernel_name, kernel, end,
-                    file)
+                    jump, param_type, param, size, shared, decl, quoted, kernel_name, kernel, end)
 
 } // namespace grammar
 
-std::vector<ast::Kernel> parse_syntax(const Source& source) {
+namespace {
+
+// X3 reports a position near a failure, before or after the whitespace the failed part skipped.
+// "found" names the next token. The caret goes under it, except when a punctuation mark was
+// expected and the next token is on a later line: then the mark is missing at the end of the
+// earlier line (a ';' say), and the caret goes just after its last token. Inside a quoted name
+// whitespace is part of the name, so the next character is what was found.
+[[noreturn]] void expected(const Source& source, const std::string& what, uint32_t where) {
+  std::string_view text = source.text();
+  bool in_quotes = what == "'\"'";
+  uint32_t next = in_quotes ? where : source.skip_blank(where);
+  uint32_t after = in_quotes ? where : source.end_of_previous_token(where);
+  bool punctuation =
+      what.size() == 3 && what[0] == '\'' && !std::isalnum(static_cast<unsigned char>(what[1]));
+  uint32_t at = next;
+  if (next >= text.size() || (punctuation && source.line_of(after) < source.line_of(next)))
+    at = after;
+  std::string found = source.token_at(next);
+  source.fail(at, "expected " + what + ", found " + found);
+}
+
+// Parses `rule` at `pos` into `out`; advances `pos` past it (and the whitespace before it) and
+// returns true on a match, returns false without moving when the rule does not match at all, and
+// reports an expectation failure inside it.
+template <class Rule, class Attr>
+bool parse_at(const Source& source, uint32_t& pos, const Rule& rule, Attr& out) {
   namespace x3 = boost::spirit::x3;
   std::string_view text = source.text();
   const char* begin = text.data();
-  const char* first = begin;
+  const char* first = begin + pos;
   const char* last = begin + text.size();
-  std::vector<ast::Kernel> kernels;
   try {
-    auto parser = x3::with<grammar::begin_tag>(begin)[grammar::file];
-    if (!x3::phrase_parse(first, last, parser, grammar::skipper, kernels))
-      source.fail(static_cast<uint32_t>(first - begin), "malformed kernel text");
+    auto parser = x3::with<grammar::begin_tag>(begin)[rule];
+    if (!x3::phrase_parse(first, last, parser, grammar::skipper, out))
+      return false;
   } catch (const x3::expectation_failure<const char*>& e) {
-    // X3 reports a position near the failure, before or after the whitespace the failed part
-    // skipped. "found" names the next token. The caret goes under it, except when a punctuation
-    // mark was expected and the next token is on a later line: then the mark is missing at the
-    // end of the earlier line (a ';' say), and the caret goes just after its last token. Inside a
-    // quoted name whitespace is part of the name, so the next character is what was found.
-    const std::string& what = e.which();
-    uint32_t where = static_cast<uint32_t>(e.where() - begin);
-    bool in_quotes = what == "'\"'";
-    uint32_t next = in_quotes ? where : source.skip_blank(where);
-    uint32_t after = in_quotes ? where : source.end_of_previous_token(where);
-    bool punctuation =
-        what.size() == 3 && what[0] == '\'' && !std::isalnum(static_cast<unsigned char>(what[1]));
-    uint32_t at = next;
-    if (next >= text.size() || (punctuation && source.line_of(after) < source.line_of(next)))
-      at = after;
-    std::string found = source.token_at(next);
-    source.fail(at, "expected " + what + ", found " + found);
+    expected(source, e.which(), static_cast<uint32_t>(e.where() - begin));
   }
-  return kernels;
+  pos = static_cast<uint32_t>(first - begin);
+  return true;
+}
+
+} // namespace
+
+std::optional<ast::Kernel> SyntaxReader::next_kernel() {
+  boost::spirit::x3::unused_type none;
+  if (parse_at(source_, pos_, grammar::end, none))
+    return std::nullopt;
+  ast::Kernel k;
+  if (!parse_at(source_, pos_, grammar::kernel, k))
+    expected(source_, "'kernel' or the end of the text", pos_);
+  return k;
+}
+
+std::optional<ast::Stmt> SyntaxReader::next_statement() {
+  ast::Stmt s;
+  if (parse_at(source_, pos_, grammar::stmt, s))
+    return s;
+  boost::spirit::x3::unused_type none;
+  if (!parse_at(source_, pos_, grammar::close, none))
+    expected(source_, "a statement or '}'", pos_);
+  return std::nullopt;
 }
 
 } // namespace halfway::text

@@ -5,12 +5,27 @@
 #include "ast.hpp"
 #include "source.hpp"
 
+#include <optional>
 #include <vector>
 
 namespace halfway::text {
 
-// Every kernel in the text, as syntax. Throws Error(Parse) with the position, what was expected
-// and what was found.
-std::vector<ast::Kernel> parse_syntax(const Source& source);
+// Reads the text's syntax piece by piece: a kernel's header and declarations, then its top-level
+// statements one at a time, so that memory holds the syntax of one statement, not of a file.
+// Both throw Error(Parse) with the position, what was expected and what was found.
+class SyntaxReader {
+public:
+  explicit SyntaxReader(const Source& source) : source_(source) {}
+  // The next kernel's header and declarations; nullopt at the end of the text.
+  std::optional<ast::Kernel> next_kernel();
+  // The current kernel's next top-level statement; nullopt once its closing '}' is read.
+  std::optional<ast::Stmt> next_statement();
+  // Where reading stands: just after the declarations, inside the body, after next_kernel().
+  uint32_t position() const { return pos_; }
+
+private:
+  const Source& source_;
+  uint32_t pos_ = 0;
+};
 
 } // namespace halfway::text

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace halfway::text {
 
@@ -34,9 +33,10 @@ struct KernelFile::Impl {
     return m.header;
   }
 
-  ir::VerifiedKernel verify(size_t i) const {
+  // `self` owns this Impl: the verified kernel shares it instead of copying the kernel.
+  ir::VerifiedKernel verify(const std::shared_ptr<const Impl>& self, size_t i) const {
     try {
-      return ir::verify(kernels[i]);
+      return ir::verify(std::shared_ptr<const ir::Kernel>(self, &kernels[i]));
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::Verify)
         throw;
@@ -99,7 +99,7 @@ const ir::Kernel& KernelFile::kernel(std::string_view name) const {
 }
 
 ir::VerifiedKernel KernelFile::verify(std::string_view name) const {
-  return impl_->verify(index_of(*this, name));
+  return impl_->verify(impl_, index_of(*this, name));
 }
 
 ir::VerifiedKernel KernelFile::verify(size_t index) const {
@@ -107,34 +107,55 @@ ir::VerifiedKernel KernelFile::verify(size_t index) const {
     throw Error(ErrorKind::Usage, "kernel index " + std::to_string(index) + " is past the " +
                                       std::to_string(impl_->kernels.size()) + " kernels of " +
                                       file_name());
-  return impl_->verify(index);
+  return impl_->verify(impl_, index);
 }
 
 std::vector<ir::VerifiedKernel> KernelFile::verify_all() const {
   std::vector<ir::VerifiedKernel> out;
   for (size_t i = 0; i < impl_->kernels.size(); ++i)
-    out.push_back(impl_->verify(i));
+    out.push_back(impl_->verify(impl_, i));
   return out;
 }
 
 KernelFile parse_file(const std::string& path) {
   ErrorContext c;
   c.file = path;
+  auto refuse = [&](const std::string& why) {
+    throw Error(ErrorKind::Usage, "cannot read kernel file " + path + ": " + why, c);
+  };
+  auto too_large = [&](const std::string& size) {
+    refuse("it is " + size + " bytes, larger than the limit of " + std::to_string(kMaxTextBytes) +
+           " bytes (16 MiB) on kernel text");
+  };
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status))
-    throw Error(ErrorKind::Usage, "cannot read kernel file " + path + ": no such file", c);
+    refuse("no such file");
   if (std::filesystem::is_directory(status))
-    throw Error(ErrorKind::Usage, "cannot read kernel file " + path + ": it is a directory", c);
+    refuse("it is a directory");
+  if (std::filesystem::is_regular_file(status)) {
+    const uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > kMaxTextBytes)
+      too_large(std::to_string(size));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error(ErrorKind::Usage, "cannot read kernel file " + path + ": " + std::strerror(errno),
-                c);
-  std::ostringstream text;
-  text << in.rdbuf();
+    refuse(std::strerror(errno));
+  // Read in chunks up to one byte past the limit: a pipe or a file that grew is refused too.
+  std::string text;
+  constexpr size_t kChunk = size_t{1} << 20;
+  while (in) {
+    const size_t have = text.size();
+    text.resize(have + kChunk);
+    in.read(text.data() + have, static_cast<std::streamsize>(kChunk));
+    text.resize(have + static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxTextBytes)
+      too_large("over " + std::to_string(kMaxTextBytes));
+  }
   if (in.bad())
-    throw Error(ErrorKind::Usage, "cannot read kernel file " + path + ": read failed", c);
-  return KernelFile(std::move(text).str(), path);
+    refuse("read failed");
+  text.shrink_to_fit();
+  return KernelFile(std::move(text), path);
 }
 
 std::vector<ir::Kernel> parse_kernels(std::string_view text, const std::string& file_name) {

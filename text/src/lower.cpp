@@ -4,6 +4,7 @@
 #include "literal.hpp"
 
 #include <charconv>
+#include <unordered_map>
 
 namespace halfway::text {
 
@@ -45,16 +46,22 @@ class Lowerer {
 public:
   explicit Lowerer(const Source& source) : src_(source) {}
 
-  Lowered run(const ast::Kernel& ak) {
+  // The kernel's header and declarations; then each top-level statement in order; then finish().
+  void begin(const ast::Kernel& ak, const BodySize& size) {
+    k_.exprs.reserve(size.tokens);
+    map_.exprs.reserve(size.tokens);
+    k_.body.reserve(size.statements);
     map_.header = ak.offset;
     k_.name = ak.name;
     k_.workgroup = {ak.wx, ak.wy, ak.wz};
     for (const ast::Decl& d : ak.decls)
       boost::apply_visitor([&](const auto& decl) { declare(decl); }, d.get());
     scopes_.emplace_back();
-    block(ak.body, k_.body);
-    return Lowered{std::move(k_), std::move(map_)};
   }
+  void statement(const ast::Stmt& s) {
+    boost::apply_visitor([&](const auto& n) { k_.body.push_back(stmt(unwrap(n))); }, s.get());
+  }
+  Lowered finish() { return Lowered{std::move(k_), std::move(map_)}; }
 
 private:
   [[noreturn]] void fail(uint32_t offset, const std::string& message) const {
@@ -106,15 +113,24 @@ private:
     k_.locals.push_back({n.text, type});
     uint32_t id = static_cast<uint32_t>(k_.locals.size() - 1);
     scopes_.back().push_back(id);
+    visible_[n.text].push_back(id);
     return id;
   }
 
+  // Leaves the innermost scope: its locals are no longer visible.
+  void pop_scope() {
+    for (uint32_t id : scopes_.back()) {
+      auto it = visible_.find(k_.locals[id].name);
+      it->second.pop_back();
+      if (it->second.empty())
+        visible_.erase(it);
+    }
+    scopes_.pop_back();
+  }
+
   uint32_t find_local(const std::string& n) const {
-    for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope)
-      for (auto it = scope->rbegin(); it != scope->rend(); ++it)
-        if (k_.locals[*it].name == n)
-          return *it;
-    return kNone;
+    auto it = visible_.find(n);
+    return it == visible_.end() ? kNone : it->second.back();
   }
 
   uint32_t find_shared(const std::string& n) const {
@@ -393,7 +409,7 @@ private:
   void scoped_block(const std::vector<ast::Stmt>& in, std::vector<ir::Stmt>& out) {
     scopes_.emplace_back();
     block(in, out);
-    scopes_.pop_back();
+    pop_scope();
   }
 
   ir::Stmt begin(ir::StmtKind kind, uint32_t offset) {
@@ -496,7 +512,7 @@ private:
     scopes_.emplace_back();
     s.local = declare_local(f.name, type);
     scoped_block(f.body, s.body);
-    scopes_.pop_back();
+    pop_scope();
     return s;
   }
 
@@ -512,24 +528,27 @@ private:
   ir::Kernel k_;
   SourceMap map_;
   std::vector<std::vector<uint32_t>> scopes_;
+  // Each visible name's locals, innermost last: name lookup is a hash lookup, however many
+  // locals a kernel declares.
+  std::unordered_map<std::string, std::vector<uint32_t>> visible_;
 };
 
 } // namespace
 
-Lowered lower(const Source& source, const ast::Kernel& kernel) {
-  return Lowerer(source).run(kernel);
-}
-
 std::vector<Lowered> parse_source(const Source& source) {
   check_nesting(source);
-  std::vector<ast::Kernel> syntax = parse_syntax(source);
+  SyntaxReader reader(source);
   std::vector<Lowered> out;
-  for (const ast::Kernel& k : syntax) {
+  while (std::optional<ast::Kernel> k = reader.next_kernel()) {
     for (const Lowered& earlier : out)
-      if (earlier.kernel.name == k.name)
-        source.fail(k.offset, "duplicate kernel name '" + k.name + "'; the first is at line " +
-                                  std::to_string(source.line_of(earlier.map.header)));
-    out.push_back(lower(source, k));
+      if (earlier.kernel.name == k->name)
+        source.fail(k->offset, "duplicate kernel name '" + k->name + "'; the first is at line " +
+                                   std::to_string(source.line_of(earlier.map.header)));
+    Lowerer lowerer(source);
+    lowerer.begin(*k, estimate_body(source, reader.position()));
+    while (std::optional<ast::Stmt> s = reader.next_statement())
+      lowerer.statement(*s);
+    out.push_back(lowerer.finish());
   }
   return out;
 }

@@ -26,9 +26,8 @@ struct Lowered {
   SourceMap map;
 };
 
-Lowered lower(const Source& source, const ast::Kernel& kernel);
-
-// Parses and lowers every kernel of the text; rejects two kernels with the same name.
+// Parses and lowers every kernel of the text, one top-level statement at a time; rejects two
+// kernels with the same name.
 std::vector<Lowered> parse_source(const Source& source);
 
 } // namespace halfway::text

@@ -1,5 +1,7 @@
 #include "source.hpp"
 
+#include "halfway/text/parse.hpp"
+
 #include <algorithm>
 #include <limits>
 
@@ -28,11 +30,14 @@ size_t comment_start(std::string_view line) {
 } // namespace
 
 Source::Source(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
-  if (text.size() >= std::numeric_limits<uint32_t>::max()) {
+  if (text.size() > kMaxTextBytes) {
     ErrorContext c;
     c.file = file_;
     throw Error(ErrorKind::Parse,
-                "kernel text of " + std::to_string(text.size()) + " bytes is too large", c);
+                "kernel text of " + std::to_string(text.size()) +
+                    " bytes is larger than the limit of " + std::to_string(kMaxTextBytes) +
+                    " bytes (16 MiB)",
+                c);
   }
   line_starts_.push_back(0);
   for (uint32_t i = 0; i < text.size(); ++i)
@@ -129,6 +134,36 @@ std::string Source::token_at(uint32_t offset) const {
     if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f)
       ch = '?';
   return "'" + token + "'";
+}
+
+BodySize estimate_body(const Source& source, uint32_t offset) {
+  std::string_view t = source.text();
+  BodySize out;
+  uint32_t depth = 1;
+  bool in_word = false;
+  for (size_t i = offset; i < t.size(); ++i) {
+    const char c = t[i];
+    const bool word = is_word_char(c);
+    out.tokens += word && !in_word;
+    in_word = word;
+    if (c == '/' && i + 1 < t.size() && t[i + 1] == '/') {
+      while (i < t.size() && t[i] != '\n')
+        ++i;
+    } else if (c == '"') {
+      for (++i; i < t.size() && t[i] != '"' && t[i] != '\n'; ++i)
+        if (t[i] == '\\')
+          ++i;
+    } else if (c == ';') {
+      ++out.statements;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      ++out.statements;
+      if (--depth == 0)
+        break;
+    }
+  }
+  return out;
 }
 
 void check_nesting(const Source& source) {

@@ -45,6 +45,16 @@ private:
   std::vector<uint32_t> line_starts_;
 };
 
+// Upper bounds on what a kernel body holds, from a scan of its text (starting inside the body's
+// '{', ending at the matching '}'): every expression node starts a word or number token, and
+// every statement ends in ';' or '}'. The lowering reserves its vectors from them once instead of
+// growing them by doubling, which would briefly hold three times the final size.
+struct BodySize {
+  uint64_t tokens = 0;
+  uint64_t statements = 0;
+};
+BodySize estimate_body(const Source& source, uint32_t offset);
+
 // Rejects text nested more deeply than the parser may recurse (brackets, parentheses, braces), so
 // that hostile input fails with a message instead of exhausting the stack.
 inline constexpr uint32_t kMaxNesting = 128;

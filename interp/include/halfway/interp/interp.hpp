@@ -33,7 +33,27 @@
 //    reached it: a barrier after a divergent return is an error);
 //  - DataRace: two lanes touching one shared element between two barriers, at least one writing
 //    (atomics do not race with atomics);
-//  - Usage: arguments that do not fit the kernel (rt::check_args).
+//  - Usage: arguments that do not fit the kernel (rt::check_args);
+//  - Limit: the launch needs more memory than the interpreter allows (see "Sizes" below), or it
+//    ran more lockstep steps than Options::max_steps;
+//  - Timeout / Interrupted: Options::cancel expired (Cancel::error, device "interp").
+// Sizes. Every size that comes from the kernel or the grid is computed with checked arithmetic.
+// The interpreter refuses (Limit), before running anything, a grid whose workgroups times lanes
+// does not fit 64 bits, shared arrays above kMaxSharedBytes in all, and a kernel whose per-worker
+// state (8 bytes per register per lane, shared memory and its race-check table) exceeds
+// kMaxWorkerBytes; it uses fewer threads when all workers together would need more than
+// kMaxTotalWorkerBytes.
+//
+// Cancellation and budgets. Options::cancel is polled at loop back edges (every iteration of a
+// while or for), between statements and between batches of workgroups; a poll is a counter
+// increment, and every kPollSteps steps a relaxed atomic load plus, with a deadline, a clock read.
+// When the cancel expires every worker stops at its next poll, the buffers are restored, and
+// run() throws cancel->error(kernel, "interp"): Timeout or Interrupted. Options::max_steps bounds
+// the lockstep steps of a launch (a step is one statement executed for a batch's active lanes,
+// or one loop iteration); past it the launch stops the same way and throws Limit. Steps are
+// counted per worker and added to the launch's total at each poll, so in parallel mode a launch
+// may run up to kPollSteps steps per worker past the budget before it stops.
+//
 // A workgroup stops at its first error. When several workgroups fail, the error reported is the
 // one of the lowest linear workgroup id, in parallel and deterministic mode alike.
 //
@@ -49,6 +69,7 @@
 #include "halfway/ir/verifier.hpp"
 #include "halfway/numerics/float_controls.hpp"
 #include "halfway/runtime/buffer.hpp"
+#include "halfway/runtime/cancel.hpp"
 
 #include <span>
 #include <vector>
@@ -63,6 +84,12 @@ enum class NarrowingModel : uint8_t {
   // is rounded once into the target type. Sites that need no barrier are the same in both models.
   SingleRounding,
 };
+
+// Limits of the interpreter (see "Sizes" above).
+inline constexpr uint64_t kMaxSharedBytes = uint64_t{64} << 20;     // per workgroup
+inline constexpr uint64_t kMaxWorkerBytes = uint64_t{2} << 30;      // per worker thread
+inline constexpr uint64_t kMaxTotalWorkerBytes = uint64_t{8} << 30; // all workers together
+inline constexpr uint32_t kPollSteps = 64; // steps between two polls of the cancel and budget
 
 struct Options {
   // One thread, workgroups in increasing linear id: for reproducing a failure.
@@ -79,6 +106,11 @@ struct Options {
   // Record a ShadowRecord for every evaluation of every narrowing site (96 bytes each), and an
   // AccumulationRecord for every store of an accumulation local (shadow.hpp).
   bool shadow = false;
+  // Polled during the launch (see "Cancellation" above); null: never cancelled. The Cancel must
+  // outlive run().
+  const rt::Cancel* cancel = nullptr;
+  // The most lockstep steps one launch may take; 0: no limit. For fuzzing and untrusted kernels.
+  uint64_t max_steps = 0;
 };
 
 struct Stats {

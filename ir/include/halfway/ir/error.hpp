@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace halfway {
 
@@ -61,7 +62,14 @@ private:
 };
 
 // "file:line:col: kernel K, node N (text): message [buffer B index I of length L, workgroup W lane
-// L]" followed, when known, by the source line and a caret.
+// L]" followed, when known, by the source line and a caret. Every part that may hold user text
+// goes through printable(), so that an error message never carries terminal control sequences;
+// the caret stays under its column (an escape is four columns wide, tabs are kept).
 std::string format_error(ErrorKind kind, const std::string& message, const ErrorContext& context);
+
+// `text` safe to print on a terminal: C0 control characters (newline excepted when
+// keep_newlines; tab always kept), DEL, the C1 controls U+0080..U+009F and bytes that are not
+// well-formed UTF-8 become \xHH, one escape per byte. Other UTF-8 is kept.
+std::string printable(std::string_view text, bool keep_newlines = false);
 
 } // namespace halfway

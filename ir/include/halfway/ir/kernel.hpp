@@ -95,7 +95,15 @@ struct Kernel {
   std::vector<Stmt> body;
 
   const Expr& expr(ExprId id) const { return exprs[id]; }
-  uint32_t workgroup_lanes() const { return workgroup[0] * workgroup[1] * workgroup[2]; }
+  // The lanes of one workgroup; saturates at 2^32 - 1 instead of wrapping (a verified kernel
+  // has at most kMaxWorkgroupLanes, verifier.hpp).
+  uint32_t workgroup_lanes() const {
+    const uint64_t xy = uint64_t{workgroup[0]} * workgroup[1];
+    uint64_t xyz = 0;
+    if (__builtin_mul_overflow(xy, uint64_t{workgroup[2]}, &xyz) || xyz > 0xffffffffull)
+      return 0xffffffffu;
+    return static_cast<uint32_t>(xyz);
+  }
   ExprId add(Expr e) {
     exprs.push_back(e);
     return static_cast<ExprId>(exprs.size() - 1);

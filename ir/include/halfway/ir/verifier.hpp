@@ -21,6 +21,7 @@ public:
 
 private:
   friend VerifiedKernel verify(Kernel kernel);
+  friend VerifiedKernel verify(std::shared_ptr<const Kernel> kernel);
   VerifiedKernel(std::shared_ptr<const Kernel> k, uint64_t h) : kernel_(std::move(k)), hash_(h) {}
   std::shared_ptr<const Kernel> kernel_;
   uint64_t hash_;
@@ -31,6 +32,18 @@ private:
 // bound to a narrower float type without narrow<>); stores to read-only buffers and loads from
 // write-only ones; uses of undefined or out-of-scope locals; break/continue outside loops; and
 // barriers in control flow that depends on lane ids (non-uniform control flow).
+//
+// Absolute caps, whatever the device, so that no size derived from a verified kernel overflows
+// downstream (uint32 lane counts, byte sizes of shared memory): a workgroup has at most
+// kMaxWorkgroupLanes lanes (the product of its three sizes, computed without overflow), and the
+// kernel's shared arrays take at most kMaxSharedBytes bytes in all (each array's elements times
+// its element size, each array aligned to its element, as rt::shared_bytes counts them). Devices
+// have their own, usually lower, limits (rt::check_limits).
+inline constexpr uint32_t kMaxWorkgroupLanes = 1024;
+inline constexpr uint64_t kMaxSharedBytes = uint64_t{1} << 31;
 VerifiedKernel verify(Kernel kernel);
+// The same without a copy: the VerifiedKernel shares `kernel`, which must never change again
+// (text::KernelFile verifies the kernels it holds this way).
+VerifiedKernel verify(std::shared_ptr<const Kernel> kernel);
 
 } // namespace halfway::ir

@@ -1,6 +1,9 @@
 #pragma once
 // The reference interpreter as an rt::Device, so that the CLI, the demo and the differential
-// checker can treat it like any other device.
+// checker can treat it like any other device. Its limits (DeviceInfo, checked by rt::check_limits
+// before every launch): interp::kMaxSharedBytes (64 MiB) of shared memory per workgroup, and up
+// to ir::kMaxWorkgroupLanes lanes per workgroup in any shape. Launches honour LaunchOptions'
+// timeout and cancel flag (interp.hpp, "Cancellation").
 
 #include "halfway/interp/interp.hpp"
 #include "halfway/runtime/device.hpp"

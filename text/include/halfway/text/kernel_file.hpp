@@ -38,8 +38,9 @@ private:
   std::shared_ptr<const Impl> impl_;
 };
 
-// Reads and parses a .hk file. A missing, unreadable or non-regular file throws Error(Usage)
-// naming the path and the reason; malformed text throws Error(Parse).
+// Reads and parses a .hk file. A missing, unreadable or non-regular file, or one larger than
+// kMaxTextBytes (parse.hpp), throws Error(Usage) naming the path and the reason; the size is
+// checked before the file is read. Malformed text throws Error(Parse).
 KernelFile parse_file(const std::string& path);
 
 } // namespace halfway::text

@@ -7,11 +7,18 @@
 #include "halfway/ir/kernel.hpp"
 #include "halfway/ir/verifier.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace halfway::text {
+
+// The largest kernel text the parser accepts, in bytes (16 MiB): parse_file refuses a larger file
+// before reading it, and parsing refuses larger text. Parsing takes memory proportional to the
+// text (about 15 times its size at the peak, the syntax of one top-level statement at a time plus
+// the IR), and nesting of brackets is limited to 128 levels (specs/ir-text.md).
+inline constexpr uint64_t kMaxTextBytes = uint64_t{16} << 20;
 
 // Every kernel in `text`, in order, not yet verified. A malformed text throws halfway::Error
 // (ErrorKind::Parse) whose message reads "file_name:line:column: parse error: expected X, found
