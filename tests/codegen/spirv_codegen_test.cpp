@@ -772,19 +772,21 @@ TEST(SpirvCodegen, LoopIterationsAreCountedOnlyWhereTheDriverLimitsThem) {
 // `shared t: f64[4294967295]` used to make the zeroing loop wrap its 32-bit counter and unroll
 // forever; every size is now computed in 64 bits and the array is refused, quickly, by name.
 TEST(SpirvCodegen, AnOversizedSharedArrayIsRefusedByName) {
-  auto k = kernel("huge_tile", {64}, {"out"}, [](Out<double> out) {
-    Shared<double> t("t", 4294967295u);
-    out[global_id(0)] = t[local_id(0)];
-  });
+  // The verifier caps shared memory (2 GiB), so code generation never sees such an array; its own
+  // 64-bit size check stays as defence in depth. Either way: refused at once, by name.
   const auto start = std::chrono::steady_clock::now();
   try {
+    auto k = kernel("huge_tile", {64}, {"out"}, [](Out<double> out) {
+      Shared<double> t("t", 4294967295u);
+      out[global_id(0)] = t[local_id(0)];
+    });
     generate(k, {}, Target::lavapipe(), validating());
     FAIL() << "no refusal";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Limit);
+    EXPECT_TRUE(e.kind() == ErrorKind::Verify || e.kind() == ErrorKind::Limit);
     std::string text = format_error(e.kind(), e.message(), e.context());
     EXPECT_NE(text.find("huge_tile"), std::string::npos) << text;
-    EXPECT_NE(text.find("shared array t"), std::string::npos) << text;
+    EXPECT_NE(text.find("'t'"), std::string::npos) << text;
     EXPECT_NE(text.find("34359738360 bytes"), std::string::npos) << text;
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
