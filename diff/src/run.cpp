@@ -173,6 +173,9 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   io.narrowing = interp::NarrowingModel::TwoStep;
   const bool accumulates = relaxed && !ir::accumulations(k).empty();
   io.shadow = single || accumulates;
+  // The reference run is bounded like the device's launch: the same timeout, the same cancel flag.
+  const rt::Cancel cancel = options.launch.make_cancel();
+  io.cancel = &cancel;
   interp::Stats stats = interp::run(kernel, grid, reference.args, io);
   rt::LaunchResult launched = device.launch(kernel, grid, on_device.args, options.launch);
   if (!(launched.budget == report.budget)) {

@@ -362,3 +362,28 @@ TEST(Checker, GtestHelperPrintsTheReport) {
 }
 
 } // namespace
+
+TEST(Checker, TheReferenceRunHonoursTheLaunchTimeout) {
+  // An endless loop in the reference run ends at the launch's deadline with a Timeout error.
+  auto k = kernel("endless", {64}, {"y"}, [](Out<uint32_t> y) {
+    Var n(0u, "n");
+    While([&] { return n < 1u || n >= 1u; }, [&] { n = n + 1u; });
+    y[global_id(0)] = n;
+  });
+  policy::Registry registry;
+  InterpDevice strict = test::strict_device(registry);
+  rt::HostBuffer y(ScalarType::U32, 64);
+  std::vector<rt::Arg> args{rt::Arg::of(y)};
+  Options o = with(registry);
+  o.launch.timeout = std::chrono::milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run(k, strict, rt::Grid{{1, 1, 1}}, args, o);
+    FAIL() << "no timeout";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Timeout) << e.what();
+    EXPECT_NE(std::string(e.what()).find("endless"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+  EXPECT_EQ(y.get_bits(0), 0u);
+}

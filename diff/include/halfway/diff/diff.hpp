@@ -63,7 +63,8 @@ struct Options {
   const policy::Registry* registry = nullptr;
   // How many violations per buffer the report keeps, lowest index first.
   size_t max_shown = 10;
-  // Passed to the device's launch.
+  // Passed to the device's launch. Its timeout and cancel flag also bound the reference run
+  // (each run gets the whole timeout).
   rt::LaunchOptions launch{};
   // The reference run: one thread in workgroup order, or this many threads (0: all cores).
   bool deterministic_reference = false;
