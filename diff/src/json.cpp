@@ -7,10 +7,7 @@
 
 namespace halfway::diff {
 
-namespace {
-
-// Minimal JSON writing: strings escaped per RFC 8259, everything else written by the caller.
-std::string quote(std::string_view s) {
+std::string json_quote(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
@@ -23,14 +20,14 @@ std::string quote(std::string_view s) {
     case '\n':
       out += "\\n";
       break;
-    case '\r':
-      out += "\\r";
-      break;
     case '\t':
       out += "\\t";
       break;
+    case '\r':
+      out += "\\r";
+      break;
     default:
-      if (c < 0x20) {
+      if (c < 0x20 || c == 0x7f) {
         char buf[8];
         std::snprintf(buf, sizeof buf, "\\u%04x", c);
         out += buf;
@@ -39,39 +36,59 @@ std::string quote(std::string_view s) {
       }
     }
   }
-  return out + "\"";
+  // Invalid UTF-8 would make the document invalid: replace such bytes with U+FFFD.
+  std::string valid;
+  valid.reserve(out.size());
+  for (size_t i = 0; i < out.size();) {
+    unsigned char c = static_cast<unsigned char>(out[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = len > 0 && i + len <= out.size();
+    for (size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(out[i + k]) >> 6) == 2;
+    if (ok) {
+      valid.append(out, i, len);
+      i += len;
+    } else {
+      valid += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
+  return valid + "\"";
 }
+
+namespace {
 
 std::string ulps_json(uint64_t ulps) {
   return ulps == std::numeric_limits<uint64_t>::max() ? "null" : std::to_string(ulps);
 }
 
 std::string value_json(ir::ScalarType type, uint64_t bits) {
-  return "{\"bits\": " + quote(bits_text(type, bits)) +
-         ", \"value\": " + quote(value_text(type, bits)) + "}";
+  return "{\"bits\": " + json_quote(bits_text(type, bits)) +
+         ", \"value\": " + json_quote(value_text(type, bits)) + "}";
 }
 
 std::string reason_json(const std::optional<std::string>& reason) {
   return std::string("{\"held\": ") + (reason ? "true" : "false") +
-         ", \"reason\": " + (reason ? quote(*reason) : "null") + "}";
+         ", \"reason\": " + (reason ? json_quote(*reason) : "null") + "}";
 }
 
 std::string bound_json(const Bound& b, ir::ScalarType type) {
   std::ostringstream out;
-  out << "{\"kind\": " << quote(name(b.kind));
+  out << "{\"kind\": " << json_quote(name(b.kind));
   if (b.kind == Bound::Kind::SingleRounding) {
     char e[32], x[32];
     std::snprintf(e, sizeof e, "%.17g", b.error);
     std::snprintf(x, sizeof x, "%.17g", b.exact);
-    out << ", \"shape\": " << quote(ir::name(b.shape)) << ", \"lo\": " << value_json(type, b.lo)
-        << ", \"hi\": " << value_json(type, b.hi) << ", \"error\": " << quote(e)
-        << ", \"exact\": " << quote(x);
+    out << ", \"shape\": " << json_quote(ir::name(b.shape))
+        << ", \"lo\": " << value_json(type, b.lo) << ", \"hi\": " << value_json(type, b.hi)
+        << ", \"error\": " << json_quote(e) << ", \"exact\": " << json_quote(x);
   } else if (b.kind == Bound::Kind::RelaxedAccumulation) {
     char e[32], s[32];
     std::snprintf(e, sizeof e, "%.17g", b.error);
     std::snprintf(s, sizeof s, "%.17g", b.abs_sum);
-    out << ", \"steps\": " << b.steps << ", \"terms\": " << b.terms << ", \"abs_sum\": " << quote(s)
-        << ", \"error\": " << quote(e) << ", \"narrowed\": " << (b.narrowed ? "true" : "false");
+    out << ", \"steps\": " << b.steps << ", \"terms\": " << b.terms
+        << ", \"abs_sum\": " << json_quote(s) << ", \"error\": " << json_quote(e)
+        << ", \"narrowed\": " << (b.narrowed ? "true" : "false");
   }
   out << "}";
   return out.str();
@@ -82,11 +99,11 @@ std::string violation_json(const BufferReport& b, const Violation& v) {
   out << "{\"index\": " << v.index << ", \"inputs\": [";
   for (size_t i = 0; i < v.inputs.size(); ++i) {
     const InputValue& in = v.inputs[i];
-    out << (i ? ", " : "") << "{\"name\": " << quote(in.name)
-        << ", \"type\": " << quote(ir::name(in.type))
+    out << (i ? ", " : "") << "{\"name\": " << json_quote(in.name)
+        << ", \"type\": " << json_quote(ir::name(in.type))
         << ", \"scalar\": " << (in.scalar ? "true" : "false")
-        << ", \"bits\": " << quote(bits_text(in.type, in.bits))
-        << ", \"value\": " << quote(value_text(in.type, in.bits)) << "}";
+        << ", \"bits\": " << json_quote(bits_text(in.type, in.bits))
+        << ", \"value\": " << json_quote(value_text(in.type, in.bits)) << "}";
   }
   out << "], \"reference\": " << value_json(b.type, v.reference)
       << ", \"device\": " << value_json(b.type, v.device) << ", \"ulps\": " << ulps_json(v.ulps)
@@ -98,8 +115,8 @@ std::string violation_json(const BufferReport& b, const Violation& v) {
 
 std::string to_json(const Report& r) {
   std::ostringstream out;
-  out << "{\"kernel\": " << quote(r.kernel) << ", \"reference\": " << quote(r.reference)
-      << ", \"device\": " << quote(r.device) << ", \"ok\": " << (r.ok() ? "true" : "false")
+  out << "{\"kernel\": " << json_quote(r.kernel) << ", \"reference\": " << json_quote(r.reference)
+      << ", \"device\": " << json_quote(r.device) << ", \"ok\": " << (r.ok() ? "true" : "false")
       << ", \"violations\": " << r.violations()
       << ", \"budget\": {\"single_rounding\": " << reason_json(r.budget.single_rounding)
       << ", \"relaxed_accumulation\": " << reason_json(r.budget.relaxed_accumulation) << "}"
@@ -109,14 +126,14 @@ std::string to_json(const Report& r) {
       << ", \"preserve_signed_zero_inf_nan\": "
       << (r.controls.preserve_signed_zero_inf_nan ? "true" : "false") << "}, \"inconclusive\": [";
   for (size_t i = 0; i < r.inconclusive.size(); ++i)
-    out << (i ? ", " : "") << "{\"buffer\": " << quote(r.inconclusive[i].buffer)
-        << ", \"reason\": " << quote(r.inconclusive[i].reason) << "}";
+    out << (i ? ", " : "") << "{\"buffer\": " << json_quote(r.inconclusive[i].buffer)
+        << ", \"reason\": " << json_quote(r.inconclusive[i].reason) << "}";
   out << "], \"inconclusive_accepted\": " << (r.inconclusive_accepted ? "true" : "false")
       << ", \"buffers\": [";
   for (size_t i = 0; i < r.buffers.size(); ++i) {
     const BufferReport& b = r.buffers[i];
-    out << (i ? ", " : "") << "{\"name\": " << quote(b.name) << ", \"param\": " << b.param
-        << ", \"type\": " << quote(ir::name(b.type)) << ", \"size\": " << b.size
+    out << (i ? ", " : "") << "{\"name\": " << json_quote(b.name) << ", \"param\": " << b.param
+        << ", \"type\": " << json_quote(ir::name(b.type)) << ", \"size\": " << b.size
         << ", \"exact\": " << b.exact << ", \"within_bound\": " << b.within_bound
         << ", \"violations\": " << b.violations << ", \"unchecked\": " << b.unchecked
         << ", \"max_ulps\": " << b.max_ulps << ", \"nan_mismatches\": " << b.nan_mismatches
@@ -128,7 +145,7 @@ std::string to_json(const Report& r) {
   }
   out << "], \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i)
-    out << (i ? ", " : "") << quote(r.notes[i]);
+    out << (i ? ", " : "") << json_quote(r.notes[i]);
   out << "]}";
   return out.str();
 }

@@ -418,55 +418,6 @@ void setup_logging(int verbosity) {
   spdlog::set_default_logger(logger);
 }
 
-std::string json_quote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    default:
-      if (c < 0x20 || c == 0x7f) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        out += buf;
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  // Invalid UTF-8 would make the document invalid: replace such bytes with U+FFFD.
-  std::string valid;
-  valid.reserve(out.size());
-  for (size_t i = 0; i < out.size();) {
-    unsigned char c = static_cast<unsigned char>(out[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool ok = len > 0 && i + len <= out.size();
-    for (size_t k = 1; ok && k < len; ++k)
-      ok = (static_cast<unsigned char>(out[i + k]) >> 6) == 2;
-    if (ok) {
-      valid.append(out, i, len);
-      i += len;
-    } else {
-      valid += "\xef\xbf\xbd";
-      ++i;
-    }
-  }
-  return valid + "\"";
-}
-
 std::string error_json(ErrorKind kind, const std::string& message, const ErrorContext& c) {
   std::string kind_id;
   switch (kind) {

@@ -8,6 +8,7 @@
 //     process cleanly when a launch ignores its deadline or the interrupt;
 //   - logging on stderr, and the one result document `--json` prints.
 
+#include "halfway/diff/report.hpp"
 #include "halfway/ir/error.hpp"
 
 #include <atomic>
@@ -114,7 +115,9 @@ void throw_if_interrupted(const std::string& kernel);
 // --quiet: error) overrides it.
 void setup_logging(int verbosity);
 
-std::string json_quote(std::string_view s);
+// JSON string literals: diff::json_quote (halfway/diff/report.hpp).
+using diff::json_quote;
+
 // {"kind": "usage", "title": "usage error", "message": ..., "text": format_error(...), and the
 // context fields that are set: "file", "line", "column", "kernel", "node", "buffer", "index",
 // "length", "workgroup", "lane"}.

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace halfway::diff {
@@ -106,5 +107,10 @@ std::string to_text(const Report& report);
 // survives a JSON parser; a violation's ulps is null for a NaN against a number; a reason is
 // null when the opt-in does not hold.
 std::string to_json(const Report& report);
+
+// `s` as a JSON string literal (RFC 8259): quotes, backslashes and control characters escaped,
+// bytes that are not valid UTF-8 replaced with U+FFFD, so the document stays valid whatever a
+// kernel, file or buffer name holds.
+std::string json_quote(std::string_view s);
 
 } // namespace halfway::diff
