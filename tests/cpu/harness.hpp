@@ -54,7 +54,7 @@ Launch run_interp(const ir::VerifiedKernel& k, const Launch& in,
 Launch run_device(rt::Device& device, const ir::VerifiedKernel& k, const Launch& in,
                   const rt::LaunchOptions& options = {});
 
-// The error a run throws, or nullopt when it succeeds.
+// The error a run throws, or nullopt when it succeeds (the interpreter runs deterministically).
 std::optional<Error> interp_error(const ir::VerifiedKernel& k, const Launch& in);
 std::optional<Error> device_error(rt::Device& device, const ir::VerifiedKernel& k, const Launch& in,
                                   const rt::LaunchOptions& options = {});
