@@ -1,6 +1,7 @@
 #include "halfway/ir/narrowing.hpp"
 
 #include "halfway/ir/bits.hpp"
+#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
 
 #include <sstream>
@@ -263,7 +264,8 @@ std::string_view name(Decision d) {
   return "barrier";
 }
 
-std::string describe_sites(const Kernel& k) {
+std::string describe_sites(const Kernel& k,
+                           const std::optional<std::string>& single_rounding_reason) {
   std::ostringstream out;
   auto sites = narrowing_sites(k);
   if (sites.empty())
@@ -271,8 +273,12 @@ std::string describe_sites(const Kernel& k) {
   int n = 0;
   for (const NarrowingSite& s : sites) {
     out << "site " << n++ << ": " << s.where << ": " << print_expr(k, s.convert) << "\n"
-        << "  " << name(s.from) << " -> " << name(s.to) << ", " << name(s.shape) << ", "
-        << name(s.decision) << " (" << s.rule << ")\n";
+        << "  " << name(s.from) << " -> " << name(s.to) << ", " << name(s.shape) << ", ";
+    if (s.needs_barrier() && single_rounding_reason)
+      out << "lifted by single rounding: " << printable(*single_rounding_reason)
+          << " (without it: " << s.rule << ")\n";
+    else
+      out << name(s.decision) << " (" << s.rule << ")\n";
   }
   return out.str();
 }

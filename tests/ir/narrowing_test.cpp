@@ -140,3 +140,17 @@ TEST(Narrowing, DescribeSites) {
 }
 
 } // namespace
+
+TEST(Narrowing, DescribeSitesSaysWhenTheOptInLiftsABarrier) {
+  // What `halfway sites` and `emit --ir` print under a single-rounding opt-in: the barrier the
+  // code generator no longer inserts is named as lifted, with the opt-in's reason.
+  std::string text = ir::describe_sites(examples::narrow_f16().kernel(), std::string("display"));
+  EXPECT_NE(text.find("multiply-add, lifted by single rounding: display (without it: rule 3"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(", barrier ("), std::string::npos) << text;
+  // Control characters in the reason never reach the terminal.
+  EXPECT_NE(ir::describe_sites(examples::narrow_f16().kernel(), std::string("a\x1b[2Jb"))
+                .find("a\\x1b[2Jb"),
+            std::string::npos);
+}

@@ -136,6 +136,12 @@ TEST_F(Cli, SitesAndOptInFlags) {
                       " '--accept-single-rounding=narrow_f16:display output'");
   ASSERT_EQ(held.status, 0) << held.out;
   EXPECT_OUTPUT(held, "single rounding: held (display output)");
+  EXPECT_OUTPUT(held,
+                "multiply-add, lifted by single rounding: display output (without it: rule 3");
+  auto emitted = halfway("emit --ir " + example("narrow_f16") +
+                         " '--accept-single-rounding=narrow_f16:display output'");
+  ASSERT_EQ(emitted.status, 0) << emitted.out;
+  EXPECT_OUTPUT(emitted, "lifted by single rounding: display output");
   auto blank = halfway("sites " + example("narrow_f16") + " '--accept-single-rounding:   '");
   EXPECT_EQ(blank.status, 2);
   EXPECT_OUTPUT(blank, "refused");

@@ -43,7 +43,8 @@ Runner add_emit(CLI::App& app) {
     auto kernel = o->choice.load();
     auto budget = policy::budget(kernel.name());
     if (o->ir) {
-      Output::get().text(ir::print(kernel.kernel()) + "\n" + ir::describe_sites(kernel.kernel()));
+      Output::get().text(ir::print(kernel.kernel()) + "\n" +
+                         ir::describe_sites(kernel.kernel(), budget.single_rounding));
       return 0;
     }
     if (o->llvm) {

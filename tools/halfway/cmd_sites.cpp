@@ -27,9 +27,10 @@ Runner add_sites(CLI::App& app) {
     std::ostringstream out;
     for (size_t i = 0; i < kernels.size(); ++i) {
       const auto& k = kernels[i];
+      const policy::Budget budget = policy::budget(k.name());
       out << (i ? "\n" : "") << "kernel " << k.name() << "\n"
-          << ir::describe_sites(k.kernel()) << "budget:\n"
-          << policy::to_string(policy::budget(k.name())) << "\n";
+          << ir::describe_sites(k.kernel(), budget.single_rounding) << "budget:\n"
+          << policy::to_string(budget) << "\n";
     }
     Output::get().text(out.str());
     return 0;

@@ -7,6 +7,7 @@
 
 #include "halfway/ir/kernel.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,10 @@ std::vector<Accumulation> accumulations(const Kernel& k);
 std::string_view name(SiteShape s);
 std::string_view name(Decision d);
 // The sites as a table, one line each: "out16[i] = narrow<f16>(...)  f32->f16  mul-add  barrier
-// (rule 3: ...)". Used by the IR dump and `halfway sites`.
-std::string describe_sites(const Kernel& k);
+// (rule 3: ...)". Used by the IR dump and `halfway sites`. With `single_rounding_reason` (the
+// reason of a single-rounding opt-in the kernel's budget holds), a site that would carry a
+// barrier says "lifted by single rounding: REASON" instead, which is what code generation does.
+std::string describe_sites(const Kernel& k,
+                           const std::optional<std::string>& single_rounding_reason = {});
 
 } // namespace halfway::ir
