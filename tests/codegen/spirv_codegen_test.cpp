@@ -163,6 +163,9 @@ TEST(SpirvCodegen, InterfaceFollowsTheParameters) {
   ASSERT_TRUE(s.control_binding.has_value());
   EXPECT_EQ(*s.control_binding, 2u);
   EXPECT_FALSE(slots.count(PushSlot::Folded)); // saxpy uses dimension 0 only
+  EXPECT_TRUE(slots.count(PushSlot::Scalar));
+  EXPECT_TRUE(slots.count(PushSlot::BufferLength));
+  EXPECT_FALSE(slots.count(PushSlot::Zero)); // no opaque identity on lavapipe
   {
     Options report;
     report.report_faults = true;
