@@ -49,3 +49,17 @@ function(halfway_test name)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS "${ARG_LABEL}" TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT HALFWAY_VK_VALIDATION=1)
 endfunction()
+
+# halfway_fuzz_test(<test name> <fuzz target> <label>)
+# Runs a libFuzzer target of fuzz/ briefly (15 s) through fuzz/run-fuzzer.sh, which builds it with
+# clang++-14 on first use. Skipped without clang++-14 and libFuzzer (libclang-rt-14-dev). Every
+# target shares one work folder, so they never build at the same time. Long campaigns: scripts/fuzz.
+function(halfway_fuzz_test name target label)
+  find_program(HALFWAY_CLANGXX14 clang++-14)
+  file(GLOB libfuzzer /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a)
+  if(HALFWAY_CLANGXX14 AND libfuzzer)
+    add_test(NAME ${name}
+      COMMAND ${PROJECT_SOURCE_DIR}/fuzz/run-fuzzer.sh 15 ${PROJECT_BINARY_DIR}/fuzz ${target})
+    set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT 1200 RESOURCE_LOCK halfway_fuzz)
+  endif()
+endfunction()

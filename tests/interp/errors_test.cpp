@@ -10,9 +10,6 @@ using ir::ScalarType;
 
 namespace {
 
-#define EXPECT_HAS(text, fragment)                                                                 \
-  EXPECT_NE(std::string(text).find(fragment), std::string::npos) << "message: " << (text)
-
 rt::HostBuffer iota_f32(size_t n) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i)

@@ -88,3 +88,7 @@ inline std::vector<float> random_floats(std::mt19937& rng, size_t n, float lo = 
 }
 
 } // namespace halfway::interp::test
+
+// An error message (or any text) holds `fragment`.
+#define EXPECT_HAS(text, fragment)                                                                 \
+  EXPECT_NE(std::string(text).find(fragment), std::string::npos) << "message: " << (text)

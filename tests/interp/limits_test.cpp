@@ -16,9 +16,6 @@ using ir::ScalarType;
 
 namespace {
 
-#define EXPECT_HAS(text, fragment)                                                                 \
-  EXPECT_NE(std::string(text).find(fragment), std::string::npos) << "message: " << (text)
-
 // Writes y, then loops forever (or `n` times with the counting variant).
 constexpr const char* kForever = R"(kernel forever workgroup(64, 1, 1) {
   param y: buffer<f32, read_write>;
