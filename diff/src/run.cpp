@@ -227,6 +227,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     b.param = static_cast<uint32_t>(p);
     b.type = param.type;
     b.size = want.size();
+    std::vector<Verdict> verdicts(options.results ? b.size : 0, Verdict::Exact);
     for (uint64_t i = 0; i < b.size; ++i) {
       const uint64_t r = want.get_bits(i), d = got.get_bits(i);
       if (r == original->get_bits(i))
@@ -235,6 +236,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         ++b.reference_nan;
       if (same_bits(b.type, r, d, report.controls)) {
         ++b.exact;
+        b.histogram.add(0);
         continue;
       }
       Bound bound;
@@ -252,20 +254,28 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
           bound.kind = Bound::Kind::Unchecked;
       }
       const uint64_t ulps = distance(b.type, r, d, report.controls);
+      b.histogram.add(ulps);
       if (ulps == std::numeric_limits<uint64_t>::max())
         ++b.nan_mismatches;
       else
         b.max_ulps = std::max(b.max_ulps, ulps);
+      Verdict verdict = Verdict::Violation;
       if (bound.kind == Bound::Kind::Unchecked) {
         ++b.unchecked;
+        verdict = Verdict::Unchecked;
       } else if (accepts(bound, b.type, r, d, report.controls)) {
         ++b.within_bound;
+        verdict = Verdict::WithinBound;
       } else {
         ++b.violations;
         if (b.first_violations.size() < options.max_shown)
           b.first_violations.push_back({i, inputs_at(k, args, i), r, d, ulps, bound});
       }
+      if (options.results)
+        verdicts[i] = verdict;
     }
+    if (options.results)
+      options.results->push_back({b.name, b.param, want.clone(), got.clone(), std::move(verdicts)});
     judge_conclusive(b, options, report.inconclusive);
     report.buffers.push_back(std::move(b));
   }

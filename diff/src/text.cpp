@@ -59,6 +59,10 @@ std::string to_text(const Report& r) {
     if (b.nan_mismatches)
       out << " (and " << b.nan_mismatches << " NaN against a number)";
     out << "\n";
+    out << "  elements by distance from the reference ("
+        << (float_format(b.type) ? "ulps of " + std::string(ir::name(b.type)) : "integer units")
+        << "):\n"
+        << histogram_text(b.histogram, "  ");
     if (!b.first_violations.empty()) {
       out << "  first " << b.first_violations.size() << " of " << b.violations
           << " violations (inputs shown at the same index; scalars as given):\n";
