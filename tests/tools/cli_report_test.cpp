@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 namespace fs = std::filesystem;
-using nlohmann::json;
+using json = nlohmann::ordered_json; // keeps the order of the members it writes
 
 namespace {
 
@@ -229,7 +229,9 @@ TEST_F(CliReport, PlotDrawsHistogramsAndModelCounts) {
   ASSERT_EQ(doc.status, 0) << doc.all();
   // The rounding-model counts are optional: add some, as a report that has them carries them.
   json j = json::parse(doc.out);
-  j["results"][0]["buffers"][0]["models"] = {{"two-step", 3654}, {"single <rounding>", 442}};
+  j["results"][0]["buffers"][0]["models"] = {{"two-step", 3654},
+                                             {"single <rounding>", 442},
+                                             {"a model with a very long name", {{"count", 7}}}};
   const std::string report = file("report.json", j.dump());
   const std::string svg = path("report.svg");
   auto r = halfway("plot " + report + " -o " + svg);
@@ -242,6 +244,10 @@ TEST_F(CliReport, PlotDrawsHistogramsAndModelCounts) {
   EXPECT_HAS(text, ">3-4</text>");
   EXPECT_HAS(text, ">single &lt;rounding&gt;</text>");
   EXPECT_HAS(text, ">442</text>");
+  EXPECT_HAS(text, ">a model with a ve\xe2\x80\xa6</text>"); // shortened, still valid UTF-8
+  EXPECT_HAS(text, ">7</text>");
+  // In the document's order, not sorted by name.
+  EXPECT_LT(text.find(">two-step</text>"), text.find(">single &lt;rounding&gt;</text>"));
   EXPECT_EQ(text.find("href"), std::string::npos) << "the SVG must be self-contained";
 
   if (std::system("command -v rsvg-convert >/dev/null 2>&1") != 0)

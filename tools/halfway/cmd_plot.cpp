@@ -15,7 +15,8 @@ namespace halfway::cli {
 
 namespace {
 
-using nlohmann::json;
+// Ordered: model counts are drawn in the order the document lists them.
+using json = nlohmann::ordered_json;
 
 struct PlotOptions {
   std::string input;
@@ -202,6 +203,17 @@ std::string xml(std::string_view s) {
   return out;
 }
 
+// At most `n` bytes of a label, cut at a character boundary and marked with an ellipsis: a long
+// model name would otherwise run off the left edge.
+std::string shorten(const std::string& s, size_t n = 18) {
+  if (s.size() <= n)
+    return s;
+  size_t cut = n - 1;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80)
+    --cut;
+  return s.substr(0, cut) + "\xe2\x80\xa6"; // U+2026
+}
+
 // Layout, in pixels.
 constexpr int kWidth = 840, kMargin = 20, kLabel = 110, kRow = 18, kBar = 560;
 
@@ -250,7 +262,8 @@ std::string svg(const std::vector<BufferPlot>& plots) {
       for (const Bucket& m : p.models)
         most = std::max(most, m.count);
       for (const Bucket& m : p.models)
-        row(m.label, m.count, static_cast<double>(m.count) / static_cast<double>(most), "#1565c0");
+        row(shorten(m.label), m.count, static_cast<double>(m.count) / static_cast<double>(most),
+            "#1565c0");
     }
     y += kRow;
   }
