@@ -214,6 +214,10 @@ TEST_F(CliReport, DumpIsCheckedBeforeTheLaunch) {
     EXPECT_FAILS_WITH(halfway(run + args), fragment);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
   }
+  // A mistake found before the folder would be made leaves no folder behind.
+  EXPECT_FAILS_WITH(halfway(run + "--buffer nope=zeros --dump " + path("fresh")),
+                    "'nope', which is not a parameter");
+  EXPECT_FALSE(fs::exists(path("fresh")));
   EXPECT_EQ(slurp(path("kept/y.reference.npy")), "old");
   EXPECT_FALSE(fs::exists(path("kept/y.device.npy")));
   // Several devices would overwrite each other's files.

@@ -126,8 +126,8 @@ Runner add_diff(CLI::App& app) {
     } else {
       devices.push_back(o->device);
     }
-    std::vector<DumpFiles> dump_files;
-    if (o->dump_option->count() > 0) {
+    const bool dump = o->dump_option->count() > 0;
+    if (dump) {
       if (devices.size() != 1) {
         std::string names;
         for (const auto& n : devices)
@@ -135,15 +135,12 @@ Runner add_diff(CLI::App& app) {
         ErrorContext c;
         c.kernel = kernel.name();
         throw Error(ErrorKind::Usage,
-                    "--dump writes one device's results, and --device " + o->device + " means " +
-                        names + ": pick one with --device",
+                    "--dump writes one device's results, and --device " +
+                        escape_for_terminal(o->device) + " means " + names +
+                        ": pick one with --device",
                     c);
       }
-      dump_files = plan_dump(kernel.kernel(), o->dump);
     }
-    std::vector<diff::BufferResults> results;
-    if (!dump_files.empty())
-      opts.results = &results;
     // Every device is made, and the inputs checked, before the first comparison runs.
     std::vector<std::unique_ptr<rt::Device>> made;
     for (const auto& name : devices)
@@ -152,6 +149,13 @@ Runner add_diff(CLI::App& app) {
     auto inputs = o->setup.make(kernel.kernel());
     for (const auto& d : made)
       check_grid(kernel.kernel(), inputs.grid, d->info());
+    // Last of the checks, as it creates the folder: a mistake found above leaves nothing behind.
+    std::vector<DumpFiles> dump_files;
+    if (dump)
+      dump_files = plan_dump(kernel.kernel(), o->dump);
+    std::vector<diff::BufferResults> results;
+    if (!dump_files.empty())
+      opts.results = &results;
     bool violations = false;
     for (size_t i = 0; i < made.size(); ++i) {
       rt::Device& device = *made[i];
