@@ -4,7 +4,7 @@
 # Why this is not a plain target_link_libraries(shaderc): neither Debian's libshaderc.so nor
 # libshaderc_combined.a is self-contained, and shaderc.pc leaves out what they need. What links is
 # the combined archive plus glslang's and SPIRV-Tools' static libraries, all in one RESCAN link
-# group (their references run in both directions), plus Threads. See shared/notes/measured.md.
+# group (their references run in both directions), plus Threads. See docs/measured.md.
 #
 # The archives are found by name rather than through find_package(glslang): Debian 12's
 # glslang-config.cmake refuses to load unless /usr/bin/glslangValidator (package glslang-tools)

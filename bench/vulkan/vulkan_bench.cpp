@@ -278,7 +278,7 @@ int main(int argc, char** argv) {
     }
   }
   // Cold numbers: Mesa compiles lazily at the first dispatch and would otherwise read
-  // ~/.cache/mesa_shader_cache (shared/notes/measured.md).
+  // ~/.cache/mesa_shader_cache (docs/measured.md).
   vk::configure_mesa_shader_cache(vk::ShaderCache::Disabled);
   try {
     rt::VulkanDeviceOptions options;

@@ -51,15 +51,4 @@ inline void fill_slots(void* reg, uint32_t bytes, uint32_t count, uint64_t bits)
     set_slot(reg, bytes, i, bits);
 }
 
-// Memory elements (buffers, shared arrays) are packed at ir::bytes(type), which equals slot_bytes
-// for every type memory can hold (no bool buffers or shared arrays).
-inline uint64_t get_element(const std::byte* base, uint32_t bytes, uint64_t index) {
-  uint64_t v = 0;
-  std::memcpy(&v, base + index * bytes, bytes);
-  return v;
-}
-inline void set_element(std::byte* base, uint32_t bytes, uint64_t index, uint64_t bits) {
-  std::memcpy(base + index * bytes, &bits, bytes);
-}
-
 } // namespace halfway::interp

@@ -1,5 +1,7 @@
 #include "halfway/ir/error.hpp"
 
+#include "halfway/ir/utf8.hpp"
+
 #include <sstream>
 
 namespace halfway {
@@ -45,21 +47,9 @@ namespace {
 // The length of the well-formed UTF-8 sequence at text[i] that encodes a code point of U+00A0 or
 // above; 0 when there is none (an ASCII byte, a C1 control, a malformed or truncated sequence).
 size_t utf8_length(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char b = byte(i);
-  size_t n = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 ? 2 : 0;
-  if (b > 0xf4 || n == 0 || i + n > text.size())
-    return 0;
-  uint32_t cp = b & (0x7f >> n);
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80)
-      return 0;
-    cp = cp << 6 | (byte(i + k) & 0x3f);
-  }
-  const bool overlong = (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000);
-  if (overlong || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
-    return 0;
-  return n;
+  size_t end = i;
+  const std::optional<uint32_t> cp = decode_utf8(text, end);
+  return cp && *cp >= 0xa0 ? end - i : 0;
 }
 
 } // namespace

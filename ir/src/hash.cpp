@@ -17,10 +17,6 @@ uint64_t hash_bytes(std::string_view bytes, uint64_t h) {
   return h ^ (h >> 31);
 }
 
-uint64_t hash_combine(uint64_t a, uint64_t b) {
-  return hash_bytes(std::string_view(reinterpret_cast<const char*>(&b), sizeof b), a);
-}
-
 // The canonical text is a complete, injective rendering of the kernel in which expression
 // sharing and source lines do not appear, so hashing it gives exactly the equality we want; a
 // kernel is hashed once per launch-memo lookup, long before anything it launches.

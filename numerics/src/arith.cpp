@@ -178,48 +178,9 @@ uint64_t fract(Format f, uint64_t a) {
   return r == one_bits(f) ? r - 1 : r; // the largest value below 1
 }
 
-uint16_t f16_add(uint16_t a, uint16_t b) {
-  return static_cast<uint16_t>(add(Format::F16, a, b));
-}
-uint16_t f16_sub(uint16_t a, uint16_t b) {
-  return static_cast<uint16_t>(sub(Format::F16, a, b));
-}
-uint16_t f16_mul(uint16_t a, uint16_t b) {
-  return static_cast<uint16_t>(mul(Format::F16, a, b));
-}
-uint16_t f16_div(uint16_t a, uint16_t b) {
-  return static_cast<uint16_t>(div(Format::F16, a, b));
-}
-uint16_t f16_sqrt(uint16_t a) {
-  return static_cast<uint16_t>(sqrt(Format::F16, a));
-}
-uint16_t f16_fma(uint16_t a, uint16_t b, uint16_t c) {
-  return static_cast<uint16_t>(fma(Format::F16, a, b, c));
-}
-uint16_t bf16_add(uint16_t a, uint16_t b) {
-  return static_cast<uint16_t>(add(Format::BF16, a, b));
-}
-uint16_t bf16_sub(uint16_t a, uint16_t b) {
-  return static_cast<uint16_t>(sub(Format::BF16, a, b));
-}
-uint16_t bf16_mul(uint16_t a, uint16_t b) {
-  return static_cast<uint16_t>(mul(Format::BF16, a, b));
-}
-uint16_t bf16_div(uint16_t a, uint16_t b) {
-  return static_cast<uint16_t>(div(Format::BF16, a, b));
-}
-uint16_t bf16_sqrt(uint16_t a) {
-  return static_cast<uint16_t>(sqrt(Format::BF16, a));
-}
-uint16_t bf16_fma(uint16_t a, uint16_t b, uint16_t c) {
-  return static_cast<uint16_t>(fma(Format::BF16, a, b, c));
-}
 float f32_fma(float a, float b, float c) {
   return f32_from_bits(
       static_cast<uint32_t>(fma(Format::F32, f32_bits(a), f32_bits(b), f32_bits(c))));
-}
-double f64_fma(double a, double b, double c) {
-  return f64_from_bits(fma(Format::F64, f64_bits(a), f64_bits(b), f64_bits(c)));
 }
 
 } // namespace halfway::num

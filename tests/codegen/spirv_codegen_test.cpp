@@ -1,9 +1,11 @@
-// The SPIR-V backend, structurally: every example (and a matrix of generated kernels covering
-// every op, type and conversion) produces a module the SPIRV-Tools validator accepts;
-// NoContraction, RoundingModeRTE, the opaque identity and the capabilities are exactly where they
-// should be. Numerics on a device are tested in tests/vulkan/.
+// The SPIR-V backend through its API: every example (and a matrix of generated kernels covering
+// every op, type and conversion) produces a module the SPIRV-Tools validator accepts under every
+// budget and target; the interface, push constants, check sites and device needs the runtime reads;
+// what changes with a target other than the one the CLI emits for (RADV's opaque identity, float
+// controls a driver lacks). The structure of the modules `halfway emit --spirv` prints
+// (NoContraction under each budget, float controls, capabilities, bounds checks, barriers,
+// refusals) is checked as text in tests/lit/spirv/. Numerics on a device are in tests/vulkan/.
 
-#define SPV_ENABLE_UTILITY_CODE
 #include "examples.hpp"
 #include "halfway/codegen/spirv/codegen.hpp"
 #include "halfway/codegen/spirv/drivers.hpp"
@@ -16,86 +18,25 @@
 #include <chrono>
 #include <cstring>
 #include <gtest/gtest.h>
-#include <map>
 #include <optional>
 #include <set>
-#include <spirv/unified1/spirv.hpp11>
 
 namespace halfway::codegen::spirv {
 namespace {
 
 using ir::ScalarType;
 
-// ---- reading modules --------------------------------------------------------------------------
-
-struct Inst {
-  spv::Op op;
-  std::vector<uint32_t> words; // operands after the opcode word
-  uint32_t result = 0;
-  uint32_t type = 0;
-};
-
-std::vector<Inst> parse(const std::vector<uint32_t>& words) {
-  std::vector<Inst> out;
-  for (size_t i = 5; i < words.size();) {
-    uint32_t count = words[i] >> 16;
-    Inst inst;
-    inst.op = static_cast<spv::Op>(words[i] & 0xffff);
-    inst.words.assign(words.begin() + static_cast<long>(i) + 1,
-                      words.begin() + static_cast<long>(i + count));
-    bool has_result = false, has_type = false;
-    spv::HasResultAndType(inst.op, &has_result, &has_type);
-    if (has_type)
-      inst.type = inst.words[0];
-    if (has_result)
-      inst.result = inst.words[has_type ? 1 : 0];
-    out.push_back(std::move(inst));
-    i += count;
-  }
-  return out;
+// How often `needle` occurs in the disassembly of `s`.
+size_t occurrences(const Shader& s, const std::string& needle) {
+  std::string text = disassemble(s.words);
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++n;
+  return n;
 }
-
-struct ModuleFacts {
-  std::vector<Inst> insts;
-  std::set<uint32_t> no_contraction;
-  std::set<uint32_t> float_arith; // results of OpFAdd/FSub/FMul/FDiv/FNegate
-  std::set<spv::Capability> capabilities;
-  std::multiset<std::pair<uint32_t, uint32_t>> modes; // (ExecutionMode, literal)
-
-  explicit ModuleFacts(const Shader& s) : insts(parse(s.words)) {
-    for (const Inst& i : insts) {
-      switch (i.op) {
-      case spv::Op::OpDecorate:
-        if (static_cast<spv::Decoration>(i.words[1]) == spv::Decoration::NoContraction)
-          no_contraction.insert(i.words[0]);
-        break;
-      case spv::Op::OpFAdd:
-      case spv::Op::OpFSub:
-      case spv::Op::OpFMul:
-      case spv::Op::OpFDiv:
-      case spv::Op::OpFNegate:
-        float_arith.insert(i.result);
-        break;
-      case spv::Op::OpCapability:
-        capabilities.insert(static_cast<spv::Capability>(i.words[0]));
-        break;
-      case spv::Op::OpExecutionMode:
-        modes.emplace(i.words[1], i.words.size() > 2 ? i.words[2] : 0);
-        break;
-      default:
-        break;
-      }
-    }
-  }
-  size_t count(spv::Op op) const {
-    return static_cast<size_t>(
-        std::count_if(insts.begin(), insts.end(), [&](const Inst& i) { return i.op == op; }));
-  }
-  bool has(spv::Capability c) const { return capabilities.count(c) > 0; }
-  bool rte(uint32_t width) const {
-    return modes.count({static_cast<uint32_t>(spv::ExecutionMode::RoundingModeRTE), width}) > 0;
-  }
-};
+size_t no_contractions(const Shader& s) {
+  return occurrences(s, " NoContraction\n");
+}
 
 Options validating() {
   Options o;
@@ -180,12 +121,6 @@ TEST(SpirvCodegen, InterfaceFollowsTheParameters) {
     Shader u = generate(example("saxpy"), {}, Target::lavapipe(), unchecked);
     EXPECT_FALSE(u.control_binding.has_value());
   }
-  std::string text = disassemble(s.words);
-  EXPECT_NE(text.find("OpEntryPoint GLCompute %main \"main\""), std::string::npos) << text;
-  EXPECT_NE(text.find("LocalSize 64 1 1"), std::string::npos);
-  EXPECT_NE(text.find("OpDecorate %x NonWritable"), std::string::npos) << text;
-  EXPECT_EQ(text.find("OpDecorate %y NonWritable"), std::string::npos);
-  EXPECT_EQ(text.find("OpDecorate %y NonReadable"), std::string::npos);
 }
 
 TEST(SpirvCodegen, PushConstantsEncodeScalarsAndGrid) {
@@ -226,128 +161,44 @@ TEST(SpirvCodegen, PushConstantsEncodeScalarsAndGrid) {
 
 // ---- NoContraction ----------------------------------------------------------------------------
 
-TEST(SpirvCodegen, StrictPutsNoContractionOnEveryFloatArithmeticInstruction) {
-  for (const auto& k : examples::all()) {
-    Shader s = generate(k, {});
-    ModuleFacts m(s);
-    EXPECT_EQ(m.no_contraction, m.float_arith) << k.name();
-    EXPECT_EQ(s.no_contraction, m.no_contraction.size()) << k.name();
-  }
-  ModuleFacts narrow(generate(example("narrow_f16"), {}));
-  EXPECT_EQ(narrow.float_arith.size(), 2u); // a*b, +c
-  EXPECT_EQ(narrow.no_contraction.size(), 2u);
-}
-
-TEST(SpirvCodegen, SingleRoundingDropsNoContractionOnNarrowingProducersOnly) {
-  // narrow_f16: both the product and the sum produce the narrowed value.
-  ModuleFacts narrow(generate(example("narrow_f16"), single_rounding()));
-  EXPECT_EQ(narrow.float_arith.size(), 2u);
-  EXPECT_TRUE(narrow.no_contraction.empty());
-  // linear<f64>: the f64 multiply-add narrowed to f32.
-  ModuleFacts lin64(generate(example("linear<f64>"), single_rounding()));
-  EXPECT_EQ(lin64.float_arith.size(), 2u);
-  EXPECT_TRUE(lin64.no_contraction.empty());
-  // Kernels without narrowing sites keep every NoContraction.
-  for (const char* name :
-       {"saxpy", "linear<f32>", "linear<f16>", "linear<bf16>", "reduce_sum", "gemv_fp8<e4m3>"}) {
-    ModuleFacts m(generate(example(name), single_rounding()));
-    EXPECT_EQ(m.no_contraction, m.float_arith) << name;
-    EXPECT_FALSE(m.float_arith.empty()) << name;
-  }
-}
-
-TEST(SpirvCodegen, SingleRoundingLeavesTheSameArithmeticOutsideNarrowingsStrict) {
-  // out16[i] = narrow<f16>(a*b + c) and out32[i] = a*b + c, as separate nodes: only the first
-  // pair are narrowing producers.
-  KernelBuilder b("two_stores");
-  uint32_t a = b.buffer("a", ScalarType::F32, ir::Access::Read);
-  uint32_t bb = b.buffer("b", ScalarType::F32, ir::Access::Read);
-  uint32_t c = b.buffer("c", ScalarType::F32, ir::Access::Read);
-  uint32_t o16 = b.buffer("o16", ScalarType::F16, ir::Access::Write);
-  uint32_t o32 = b.buffer("o32", ScalarType::F32, ir::Access::Write);
-  auto fma_tree = [&] {
-    ir::ExprId i = b.gid();
-    ir::ExprId p = b.node(ir::Op::Mul, ScalarType::F32, {b.load(a, i), b.load(bb, i)});
-    return b.node(ir::Op::Add, ScalarType::F32, {p, b.load(c, i)});
-  };
-  b.store(o16, b.gid(), b.convert(ScalarType::F16, fma_tree()));
-  b.store(o32, b.gid(), fma_tree());
-  auto k = b.done();
-  ModuleFacts strict(generate(k, {}));
-  EXPECT_EQ(strict.float_arith.size(), 4u);
-  EXPECT_EQ(strict.no_contraction.size(), 4u);
-  ModuleFacts opted(generate(k, single_rounding()));
-  EXPECT_EQ(opted.float_arith.size(), 4u);
-  EXPECT_EQ(opted.no_contraction.size(), 2u);
-  // The kept ones are the second tree's: they come later in the module than the first tree's.
-  std::vector<uint32_t> arith(opted.float_arith.begin(), opted.float_arith.end());
-  std::sort(arith.begin(), arith.end());
-  EXPECT_FALSE(opted.no_contraction.count(arith[0]));
-  EXPECT_FALSE(opted.no_contraction.count(arith[1]));
-  EXPECT_TRUE(opted.no_contraction.count(arith[2]));
-  EXPECT_TRUE(opted.no_contraction.count(arith[3]));
-}
-
-TEST(SpirvCodegen, RelaxedAccumulationDropsNoContractionOnAccumulationsOnly) {
-  for (const char* name : {"gemv_fp8<e4m3>", "gemv_fp8<e5m2>"}) {
-    const auto& k = example(name);
-    ModuleFacts strict(generate(k, {}));
-    ModuleFacts opted(generate(k, relaxed()));
-    EXPECT_EQ(strict.no_contraction.size(), 8u) << name; // 4 products, 4 adds
-    EXPECT_EQ(opted.float_arith.size(), 8u) << name;
-    EXPECT_TRUE(opted.no_contraction.empty()) << name;
-  }
-  // No accumulation in narrow_f16: relaxed accumulation changes nothing there.
-  ModuleFacts narrow(generate(example("narrow_f16"), relaxed()));
-  EXPECT_EQ(narrow.no_contraction.size(), 2u);
+// The Shader's own count (which the runtime logs) agrees with the module, under every budget.
+TEST(SpirvCodegen, NoContractionCountMatchesTheModule) {
+  for (const auto& k : examples::all())
+    for (const auto& budget : {policy::Budget{}, single_rounding(), relaxed()}) {
+      Shader s = generate(k, budget);
+      EXPECT_EQ(s.no_contraction, no_contractions(s)) << k.name();
+    }
 }
 
 TEST(SpirvCodegen, BudgetFromARegistryOptIn) {
   policy::Registry registry;
   const auto& k = example("narrow_f16");
-  EXPECT_EQ(ModuleFacts(generate(k, registry.budget(k.name()))).no_contraction.size(), 2u);
+  EXPECT_EQ(no_contractions(generate(k, registry.budget(k.name()))), 2u);
   ASSERT_TRUE(
       registry.accept_single_rounding(policy::Scope::kernel("narrow_f16"), "accuracy is fine")
           .ok());
   policy::Budget budget = registry.budget(k.name());
   Shader s = generate(k, budget);
-  EXPECT_TRUE(ModuleFacts(s).no_contraction.empty());
+  EXPECT_EQ(no_contractions(s), 0u);
   EXPECT_EQ(s.budget.single_rounding, std::optional<std::string>("accuracy is fine"));
   // Another kernel is not covered.
-  EXPECT_EQ(ModuleFacts(generate(example("linear<f64>"), registry.budget("linear<f64>")))
-                .no_contraction.size(),
-            2u);
+  EXPECT_EQ(no_contractions(generate(example("linear<f64>"), registry.budget("linear<f64>"))), 2u);
 }
 
 // ---- float controls ---------------------------------------------------------------------------
-
-TEST(SpirvCodegen, RoundingModeRTEForEveryFloatWidthUsed) {
-  ModuleFacts narrow(generate(example("narrow_f16"), {}));
-  EXPECT_TRUE(narrow.rte(16));
-  EXPECT_TRUE(narrow.rte(32));
-  EXPECT_FALSE(narrow.rte(64));
-  EXPECT_TRUE(narrow.has(spv::Capability::RoundingModeRTE));
-  ModuleFacts lin64(generate(example("linear<f64>"), {}));
-  EXPECT_TRUE(lin64.rte(64));
-  EXPECT_TRUE(lin64.rte(32));
-  std::string text = disassemble(generate(example("narrow_f16"), {}).words);
-  EXPECT_NE(text.find("OpExecutionMode %main RoundingModeRTE 16"), std::string::npos) << text;
-  EXPECT_NE(text.find("OpExtension \"SPV_KHR_float_controls\""), std::string::npos);
-}
 
 TEST(SpirvCodegen, FloatControlsFollowTheTarget) {
   Target t = Target::generic();
   t.f32.denorm_preserve = true;
   t.f16.rounding_mode_rte = false;
   Shader s = generate(example("narrow_f16"), {}, t, validating());
-  ModuleFacts m(s);
-  EXPECT_TRUE(m.has(spv::Capability::DenormPreserve));
-  EXPECT_EQ(m.modes.count({static_cast<uint32_t>(spv::ExecutionMode::DenormPreserve), 32}), 1u);
-  EXPECT_FALSE(m.rte(16));
-  EXPECT_FALSE(m.has(spv::Capability::SignedZeroInfNanPreserve));
+  EXPECT_EQ(occurrences(s, "OpCapability DenormPreserve\n"), 1u);
+  EXPECT_EQ(occurrences(s, "OpExecutionMode %main DenormPreserve 32\n"), 1u);
+  EXPECT_EQ(occurrences(s, "RoundingModeRTE 16\n"), 0u);
+  EXPECT_EQ(occurrences(s, "OpCapability SignedZeroInfNanPreserve\n"), 0u);
   // Without RTE for f16 the narrowing is rounded by integer code: the only f32->f16 OpFConvert left
   // converts an exact value for the store.
-  EXPECT_GT(m.count(spv::Op::OpShiftRightLogical), 0u);
+  EXPECT_GT(occurrences(s, " = OpShiftRightLogical "), 0u);
 }
 
 // ---- the opaque identity ----------------------------------------------------------------------
@@ -356,13 +207,12 @@ TEST(SpirvCodegen, OpaqueIdentityOnlyForDriversInTheTable) {
   const auto& k = example("narrow_f16");
   Shader lava = generate(k, {}, Target::lavapipe(), validating());
   EXPECT_EQ(lava.opaque_identities, 0u);
-  EXPECT_EQ(ModuleFacts(lava).count(spv::Op::OpBitwiseXor), 0u);
+  EXPECT_EQ(occurrences(lava, " = OpBitwiseXor "), 0u);
 
   Shader amd = generate(k, {}, radv(), validating());
   EXPECT_EQ(amd.opaque_identities, 1u);
-  ModuleFacts m(amd);
-  EXPECT_EQ(m.count(spv::Op::OpBitwiseXor), 1u);
-  EXPECT_EQ(m.no_contraction.size(), 2u); // NoContraction stays on the producers as well
+  EXPECT_EQ(occurrences(amd, " = OpBitwiseXor "), 1u);
+  EXPECT_EQ(no_contractions(amd), 2u); // NoContraction stays on the producers as well
   bool zero_slot = std::any_of(amd.push.begin(), amd.push.end(),
                                [](const PushEntry& p) { return p.slot == PushSlot::Zero; });
   EXPECT_TRUE(zero_slot);
@@ -398,7 +248,7 @@ TEST(SpirvCodegen, OpaqueIdentitySkipsNarrowingsProvenInnocuous) {
   ASSERT_FALSE(ir::narrowing_sites(k.kernel()).at(0).needs_barrier());
   Shader s = generate(k, {}, radv(), validating());
   EXPECT_EQ(s.opaque_identities, 0u);
-  EXPECT_EQ(ModuleFacts(s).no_contraction.size(), 1u); // strict still decorates the product
+  EXPECT_EQ(no_contractions(s), 1u); // strict still decorates the product
 }
 
 TEST(SpirvCodegen, DriverTable) {
@@ -415,30 +265,19 @@ TEST(SpirvCodegen, DriverTable) {
 
 // ---- capabilities -----------------------------------------------------------------------------
 
-TEST(SpirvCodegen, CapabilitiesAreMinimal) {
-  ModuleFacts saxpy(generate(example("saxpy"), {}));
-  EXPECT_FALSE(saxpy.has(spv::Capability::Float16));
-  EXPECT_FALSE(saxpy.has(spv::Capability::StorageBuffer16BitAccess));
-  EXPECT_FALSE(saxpy.has(spv::Capability::Int64));
-  EXPECT_FALSE(saxpy.has(spv::Capability::Float64));
+// What the runtime must enable on the device follows the module's capabilities (which
+// tests/lit/spirv/capabilities.hk checks as text).
+TEST(SpirvCodegen, NeedsAreMinimal) {
   EXPECT_EQ(generate(example("saxpy"), {}).needs, Needs{});
-
   // f16 loaded and widened, or narrowed and stored: 16-bit storage only (as glslang does).
   for (const char* name : {"narrow_f16", "linear<f16>", "linear<bf16>"}) {
     Shader s = generate(example(name), {});
-    ModuleFacts m(s);
-    EXPECT_TRUE(m.has(spv::Capability::StorageBuffer16BitAccess)) << name;
-    EXPECT_FALSE(m.has(spv::Capability::Float16)) << name;
-    EXPECT_FALSE(m.has(spv::Capability::Int16)) << name;
     EXPECT_TRUE(s.needs.storage_buffer_16bit_access) << name;
     EXPECT_FALSE(s.needs.shader_float16) << name;
   }
-  Shader lin64 = generate(example("linear<f64>"), {});
-  EXPECT_TRUE(ModuleFacts(lin64).has(spv::Capability::Float64));
-  EXPECT_TRUE(lin64.needs.shader_float64);
+  EXPECT_TRUE(generate(example("linear<f64>"), {}).needs.shader_float64);
   // fp8 packed in u32 words: nothing beyond Shader and float controls.
-  Shader gemv = generate(example("gemv_fp8<e4m3>"), {});
-  EXPECT_EQ(gemv.needs, Needs{});
+  EXPECT_EQ(generate(example("gemv_fp8<e4m3>"), {}).needs, Needs{});
 
   // f16 arithmetic needs Float16.
   KernelBuilder b("half_math");
@@ -447,59 +286,10 @@ TEST(SpirvCodegen, CapabilitiesAreMinimal) {
   ir::ExprId i = b.gid();
   b.store(o, i, b.node(ir::Op::Mul, ScalarType::F16, {b.load(h, i), b.load(h, i)}));
   Shader half = generate(b.done(), {}, Target::lavapipe(), validating());
-  EXPECT_TRUE(ModuleFacts(half).has(spv::Capability::Float16));
   EXPECT_TRUE(half.needs.shader_float16);
 }
 
-// ---- refusals ---------------------------------------------------------------------------------
-
-void expect_refused(ir::VerifiedKernel k, const std::string& construct) {
-  try {
-    generate(k, {});
-    ADD_FAILURE() << "generated " << k.name() << " without refusing " << construct;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
-    EXPECT_NE(e.message().find(construct), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find(k.name()), std::string::npos) << e.message();
-    EXPECT_EQ(e.context().kernel, k.name());
-  }
-}
-
-TEST(SpirvCodegen, UnexpressibleConstructsAreRefusedByName) {
-  {
-    KernelBuilder b("uses_erf");
-    uint32_t x = b.buffer("x", ScalarType::F32, ir::Access::ReadWrite);
-    ir::ExprId i = b.gid();
-    b.store(x, i, b.node(ir::Op::Erf, ScalarType::F32, {b.load(x, i)}));
-    expect_refused(b.done(), "erf");
-  }
-  {
-    KernelBuilder b("exp_f64");
-    uint32_t x = b.buffer("x", ScalarType::F64, ir::Access::ReadWrite);
-    ir::ExprId i = b.gid();
-    b.store(x, i, b.node(ir::Op::Exp, ScalarType::F64, {b.load(x, i)}));
-    expect_refused(b.done(), "exp on f64");
-  }
-  {
-    KernelBuilder b("bf16_fma");
-    uint32_t x = b.buffer("x", ScalarType::BF16, ir::Access::ReadWrite);
-    ir::ExprId i = b.gid();
-    ir::ExprId v = b.load(x, i);
-    b.store(x, i, b.node(ir::Op::Fma, ScalarType::BF16, {v, v, v}));
-    expect_refused(b.done(), "fma on bf16");
-  }
-  {
-    KernelBuilder b("int_rtz");
-    uint32_t x = b.buffer("x", ScalarType::I32, ir::Access::Read);
-    uint32_t y = b.buffer("y", ScalarType::F32, ir::Access::Write);
-    ir::ExprId i = b.gid();
-    b.store(y, i, b.convert(ScalarType::F32, b.load(x, i), ir::RoundingMode::TowardZero));
-    expect_refused(b.done(), "rounding rtz");
-  }
-}
-
-// ---- control flow, atomics, shared memory, sub-32-bit locals
-// -------------------------------------
+// ---- control flow, atomics, shared memory, sub-32-bit locals --------------------------------
 
 TEST(SpirvCodegen, ControlFlowAtomicsAndSharedMemoryValidate) {
   auto k = kernel("control", {32, 2, 1}, {"x", "h", "w", "count", "big", "out", "n"},
@@ -535,28 +325,11 @@ TEST(SpirvCodegen, ControlFlowAtomicsAndSharedMemoryValidate) {
                   });
   Shader s;
   ASSERT_NO_THROW(s = generate(k, {}, Target::lavapipe(), validating()));
-  ModuleFacts m(s);
-  EXPECT_EQ(m.count(spv::Op::OpLoopMerge), 2u);
-  EXPECT_GE(m.count(spv::Op::OpControlBarrier), 2u); // shared zeroing + the kernel's
-  EXPECT_TRUE(m.has(spv::Capability::Int64Atomics));
+  // The module's structure (loops, barriers, atomics, NoContraction) is checked as text in
+  // tests/lit/spirv/control-flow.hk; here, what the runtime must enable.
   EXPECT_TRUE(s.needs.shader_buffer_int64_atomics);
   EXPECT_TRUE(s.needs.shader_shared_int64_atomics);
   EXPECT_FALSE(s.needs.shader_float16); // f16 only loaded, narrowed and held in an f32 local
-  EXPECT_EQ(m.no_contraction, m.float_arith);
-}
-
-TEST(SpirvCodegen, SharedArraysAreZeroedUnlessTheKernelFillsThemFirst) {
-  // reduce_sum fills tile[lid] from every lane before its first barrier: no zeroing pass.
-  ModuleFacts reduce(generate(example("reduce_sum"), {}));
-  EXPECT_EQ(reduce.count(spv::Op::OpControlBarrier), 2u); // the kernel's own two
-  // A kernel that reads its shared array first gets the zeroing stores and their barrier.
-  auto k = kernel("reads_first", {64}, {"out"}, [](Out<float> out) {
-    Shared<float> s("s", 64);
-    out[global_id(0)] = s[local_id(0)];
-    s[local_id(0)] = 1.0f;
-  });
-  ModuleFacts m(generate(k, {}, Target::lavapipe(), validating()));
-  EXPECT_EQ(m.count(spv::Op::OpControlBarrier), 1u);
 }
 
 TEST(SpirvCodegen, CodegenTakesLessThanAMillisecondPerKernel) {

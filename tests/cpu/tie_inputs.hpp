@@ -1,7 +1,7 @@
 #pragma once
 // Tie-stressing inputs. Random inputs almost never show double rounding (about one product in
 // 13,000); these put the exact value within one f32 ulp of a binary16 rounding midpoint, where
-// rounding twice and rounding once differ about half the time (shared/notes/measured.md).
+// rounding twice and rounding once differ about half the time (docs/measured.md).
 // Every case is verified with exact (binary128) arithmetic.
 
 #include <cstddef>

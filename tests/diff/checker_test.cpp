@@ -113,7 +113,7 @@ TEST(Checker, FusingDeviceWithOptInStaysWithinTheBound) {
 }
 
 TEST(Checker, ContractingCpuModelWithinTheBound) {
-  // What LLVM's `contract` does on x86 (shared/notes/measured.md): a*b + c becomes one f32 FMA,
+  // What LLVM's `contract` does on x86 (docs/measured.md): a*b + c becomes one f32 FMA,
   // then vcvtps2ph rounds that to f16: RN16(RN32(a*b + c)), single rounding of the f32 part only.
   // It differs from the strict result on ties and stays inside the §4 bound.
   auto contract = [](const ir::Kernel&, std::span<const rt::Arg> args) {

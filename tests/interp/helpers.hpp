@@ -54,7 +54,7 @@ inline uint32_t bits(float f) {
 inline float from_bits(uint32_t b) {
   return std::bit_cast<float>(b);
 }
-// g++'s (_Float16)float is correctly rounded (shared/notes/measured.md).
+// g++'s (_Float16)float is correctly rounded (docs/measured.md).
 inline uint16_t round16(float f) {
   return std::bit_cast<uint16_t>(static_cast<_Float16>(f));
 }

@@ -274,7 +274,7 @@ TEST(Arith, NanResultsAreCanonicalAndPositive) {
   EXPECT_EQ(add(Format::F16, 0x3c00, 0xbc00), 0x0000u);
   EXPECT_EQ(fma(Format::F16, 0x8000, 0x3c00, 0x0000), 0x0000u);
   EXPECT_EQ(fma(Format::F16, 0x8000, 0x3c00, 0x8000), 0x8000u);
-  EXPECT_EQ(f16_fma(0x3c00, 0x3c00, 0xbc00), 0x0000u);
+  EXPECT_EQ(fma(Format::F16, 0x3c00, 0x3c00, 0xbc00), 0x0000u);
 }
 
 // min, max, floor, ceil, fract on every f16 and bf16 pattern, and on random f32/f64 and fp8.

@@ -3,8 +3,8 @@
 // conversion and every exact op; the launch memo; 2D dispatch; feature refusals; failed launches;
 // and the hand-written GLSL saxpy and reduction as a second, independent path to the device.
 //
-// Lavapipe never fuses (shared/notes/measured.md), so strict and single-rounding builds are both
-// bit-exact there; where NoContraction goes is tested structurally in tests/codegen.
+// Lavapipe never fuses (docs/measured.md), so strict and single-rounding builds are both
+// bit-exact there; where NoContraction goes is tested on the SPIR-V text in tests/lit/spirv/.
 
 #include "examples.hpp"
 #include "glsl.hpp"

@@ -93,7 +93,7 @@ static void set_target_attributes(llvm::Function* f, const HostTarget& target) {
   f->addFnAttr("target-cpu", target.cpu);
   f->addFnAttr("target-features", target.features);
   // LLVM's Intel tunings prefer 256-bit vectors; g++ -march=native uses zmm, and so does the
-  // measured 16-wide f32 -> f16 loop (shared/notes/measured.md).
+  // measured 16-wide f32 -> f16 loop (docs/measured.md).
   if (target.avx512)
     f->addFnAttr("prefer-vector-width", "512");
   f->addFnAttr(llvm::Attribute::NoUnwind);

@@ -13,7 +13,7 @@ constexpr DriverFusion kTable[] = {
      "Sarek project: f16(x*1.1) disagreed on 2,912 of 63,488 binary16 inputs with or without "
      "precise (v_fma_mixlo_f16)"},
     {13, "llvmpipe / lavapipe (Mesa)", false,
-     "measured here: never fuses, not even GLSL fma() (shared/notes/measured.md)"},
+     "measured here: never fuses, not even GLSL fma() (docs/measured.md)"},
 };
 } // namespace
 

@@ -58,7 +58,6 @@ uint32_t ModuleBuilder::type_bool() {
 uint32_t ModuleBuilder::type_int(uint32_t width, bool is_signed) {
   uint32_t id = declare_type({width, is_signed ? 1u : 0u}, spv::Op::OpTypeInt);
   width_[id] = width;
-  float_type_[id] = false;
   if (is_signed)
     signed_int_.insert(id);
   if (width == 64) {
@@ -74,7 +73,6 @@ uint32_t ModuleBuilder::type_int(uint32_t width, bool is_signed) {
 uint32_t ModuleBuilder::type_float(uint32_t width) {
   uint32_t id = declare_type({width}, spv::Op::OpTypeFloat);
   width_[id] = width;
-  float_type_[id] = true;
   if (width == 64)
     use_.float64 = true;
   if (width == 16)
@@ -84,10 +82,8 @@ uint32_t ModuleBuilder::type_float(uint32_t width) {
 
 uint32_t ModuleBuilder::type_vector(uint32_t component, uint32_t count) {
   uint32_t id = declare_type({component, count}, spv::Op::OpTypeVector);
-  if (auto w = width_.find(component); w != width_.end()) {
+  if (auto w = width_.find(component); w != width_.end())
     width_[id] = w->second;
-    float_type_[id] = float_type_[component];
-  }
   if (auto s = small_.find(component); s != small_.end())
     small_[id] = s->second;
   return id;
@@ -123,11 +119,6 @@ uint32_t ModuleBuilder::type_function(uint32_t result, std::span<const uint32_t>
   std::vector<uint32_t> key{result};
   key.insert(key.end(), params.begin(), params.end());
   return declare_type(std::move(key), spv::Op::OpTypeFunction);
-}
-
-bool ModuleBuilder::is_float_type(uint32_t type) const {
-  auto it = float_type_.find(type);
-  return it != float_type_.end() && it->second;
 }
 
 uint32_t ModuleBuilder::scalar_width(uint32_t type) const {
@@ -238,14 +229,6 @@ void ModuleBuilder::name(uint32_t id, std::string_view text) {
   append_string(words, text);
   debug_names_.push_back(static_cast<uint32_t>((words.size() + 1) << 16) |
                          static_cast<uint32_t>(spv::Op::OpName));
-  debug_names_.insert(debug_names_.end(), words.begin(), words.end());
-}
-
-void ModuleBuilder::member_name(uint32_t type, uint32_t member, std::string_view text) {
-  std::vector<uint32_t> words{type, member};
-  append_string(words, text);
-  debug_names_.push_back(static_cast<uint32_t>((words.size() + 1) << 16) |
-                         static_cast<uint32_t>(spv::Op::OpMemberName));
   debug_names_.insert(debug_names_.end(), words.begin(), words.end());
 }
 

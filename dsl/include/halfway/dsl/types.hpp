@@ -59,10 +59,6 @@ template <class T>
 inline constexpr bool is_fp8_v = std::is_same_v<T, e4m3> || std::is_same_v<T, e5m2>;
 
 namespace detail {
-constexpr int float_rank(ir::ScalarType t) {
-  return static_cast<int>(ir::info(t).precision);
-}
-
 // The type two operands of a mixed expression widen to. Floats widen to the wider format; f16 and
 // bf16 together widen to f32, since neither holds the other. Integers never mix implicitly, and
 // neither do integers and floats: those need an explicit convert<>.

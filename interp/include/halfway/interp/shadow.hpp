@@ -12,7 +12,7 @@
 // Tolerance: a device that fuses the whole producer tree into the narrowing rounds the exact value
 // once; one that rounds every op (the strict two-step model) gets `result_bits` under TwoStep. For
 // f32 -> f16 a*b+c both lie within 1 f16 ulp + product_sum * 2^-24 of each other
-// (shared/notes/measured.md).
+// (docs/measured.md).
 
 #include "halfway/ir/kernel.hpp"
 

@@ -13,6 +13,5 @@ namespace halfway::ir {
 uint64_t structural_hash(const Kernel& k);
 // 64-bit FNV-1a with a final avalanche; exposed so other memo keys mix the same way.
 uint64_t hash_bytes(std::string_view bytes, uint64_t seed = 0xcbf29ce484222325ull);
-uint64_t hash_combine(uint64_t a, uint64_t b);
 
 } // namespace halfway::ir

@@ -59,20 +59,7 @@ uint64_t ceil(Format f, uint64_t a);
 // fract(-0) = +0.
 uint64_t fract(Format f, uint64_t a);
 
-// Typed shorthands for the interpreter's hot paths (same results as the generic functions).
-uint16_t f16_add(uint16_t a, uint16_t b);
-uint16_t f16_sub(uint16_t a, uint16_t b);
-uint16_t f16_mul(uint16_t a, uint16_t b);
-uint16_t f16_div(uint16_t a, uint16_t b);
-uint16_t f16_sqrt(uint16_t a);
-uint16_t f16_fma(uint16_t a, uint16_t b, uint16_t c);
-uint16_t bf16_add(uint16_t a, uint16_t b);
-uint16_t bf16_sub(uint16_t a, uint16_t b);
-uint16_t bf16_mul(uint16_t a, uint16_t b);
-uint16_t bf16_div(uint16_t a, uint16_t b);
-uint16_t bf16_sqrt(uint16_t a);
-uint16_t bf16_fma(uint16_t a, uint16_t b, uint16_t c);
+// f32 fma through the generic function, for tests and reference code working on floats.
 float f32_fma(float a, float b, float c);
-double f64_fma(double a, double b, double c);
 
 } // namespace halfway::num

@@ -41,7 +41,7 @@ uint64_t from_double(Format to, double x, Rounding r = Rounding::NearestEven,
                      Fp8Overflow ov = Fp8Overflow::Nan);
 
 // Narrowings from f32. f32_to_f16 under NearestEven uses the F16C instruction when the build has
-// it (correctly rounded; see shared/notes/measured.md), else the integer path.
+// it (correctly rounded; see docs/measured.md), else the integer path.
 uint16_t f32_to_f16(uint32_t bits, Rounding r = Rounding::NearestEven);
 uint16_t f32_to_bf16(uint32_t bits, Rounding r = Rounding::NearestEven);
 uint8_t f32_to_e4m3(uint32_t bits, Rounding r = Rounding::NearestEven,

@@ -10,7 +10,7 @@
 // the result. SPIR-V also allows a device to flush only sometimes; the differential checker should
 // then accept either the flushed or the unflushed answer, which these helpers make easy to compute.
 // Lavapipe advertises neither preserve nor flush, and was measured not to flush f32 inputs
-// (shared/notes/measured.md).
+// (docs/measured.md).
 //
 // Which flag applies: F16 -> flush_f16, F32 -> flush_f32, F64 -> flush_f64. BF16 follows flush_f32:
 // devices compute bf16 in their f32 units, and bf16 subnormals are f32 subnormals there. FP8 is a

@@ -21,7 +21,6 @@ public:
     assert(error_);
     return *error_;
   }
-  const std::optional<E>& maybe_error() const { return error_; }
 
   friend bool operator==(const Outcome&, const Outcome&) = default;
 

@@ -1,7 +1,7 @@
 #pragma once
 // LLVM's O2 pipeline (optimize.cpp says why not O3), run with the host's TargetMachine so that
 // the loop vectoriser sees the x86 cost model (without it nothing vectorises;
-// shared/notes/measured.md).
+// docs/measured.md).
 
 #include "halfway/codegen/llvm/host.hpp"
 

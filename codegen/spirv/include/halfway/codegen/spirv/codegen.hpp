@@ -107,7 +107,7 @@ struct Target {
 
   // RTE for every width, nothing else, no opaque identity: a conservative portable target.
   static Target generic();
-  // Lavapipe as measured on this project's machine (shared/notes/measured.md).
+  // Lavapipe as measured on this project's machine (docs/measured.md).
   static Target lavapipe();
 
   bool uses_opaque_identity() const;

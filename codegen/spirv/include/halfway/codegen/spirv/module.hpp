@@ -54,7 +54,6 @@ public:
   uint32_t type_function(uint32_t result, std::span<const uint32_t> params = {});
 
   // Facts about a type id made here.
-  bool is_float_type(uint32_t type) const;
   uint32_t scalar_width(uint32_t type) const; // 0 for non-numeric types
   // The type of a result id made by op(), constant() or a variable; 0 if unknown.
   uint32_t type_of(uint32_t id) const;
@@ -81,7 +80,6 @@ public:
   void execution_mode(uint32_t function, spv::ExecutionMode mode,
                       std::initializer_list<uint32_t> literals = {});
   void name(uint32_t id, std::string_view text);
-  void member_name(uint32_t type, uint32_t member, std::string_view text);
   void decorate(uint32_t id, spv::Decoration d, std::initializer_list<uint32_t> literals = {});
   void member_decorate(uint32_t type, uint32_t member, spv::Decoration d,
                        std::initializer_list<uint32_t> literals = {});
@@ -145,7 +143,6 @@ private:
   uint32_t true_ = 0, false_ = 0;
   std::unordered_map<uint32_t, uint32_t> type_of_; // result id -> type id
   std::unordered_map<uint32_t, uint32_t> width_;   // numeric scalar/vector type -> width
-  std::unordered_map<uint32_t, bool> float_type_;  // numeric type -> float?
   std::unordered_map<uint32_t, Small> small_;      // type -> small kind (incl. vectors)
   std::set<uint32_t> signed_int_;                  // signed integer scalar types
   CapabilityUse use_;

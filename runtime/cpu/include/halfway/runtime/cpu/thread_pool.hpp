@@ -3,7 +3,7 @@
 // baselines, so that both run with the same threading). Workers start with the default MXCSR
 // (round to nearest, no FTZ or DAZ), and the calling thread runs with it for the duration of a
 // job: generated code rounds f32 -> f16 through MXCSR (vcvtps2ph $4) and FTZ/DAZ would change
-// f32 arithmetic (shared/notes/measured.md).
+// f32 arithmetic (docs/measured.md).
 
 #include <cstdint>
 #include <functional>

@@ -50,7 +50,6 @@ public:
   uint64_t creation_ns() const { return creation_ns_; }
   // Wall time of the first dispatch, which includes any lazy compile; 0 before it.
   uint64_t first_dispatch_wall_ns() const { return first_dispatch_wall_ns_; }
-  uint64_t dispatch_count() const { return dispatch_count_; }
 
   VkPipeline handle() const { return pipeline_; }
   VkPipelineLayout layout() const { return layout_; }

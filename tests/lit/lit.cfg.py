@@ -1,0 +1,56 @@
+# lit configuration of halfway's textual tests: .hk kernels whose `// RUN:` lines run the built
+# `halfway` and check its output with FileCheck (LLVM 19). ctest passes the paths as parameters
+# (tests/lit/CMakeLists.txt); by hand:
+#   python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv tests/lit \
+#     --param halfway=build/tools/halfway/halfway --param exec_root=build/tests/lit
+import os
+
+import lit.formats
+
+config.name = "halfway"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".hk"]
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+# Scratch files (%t) go to the build tree, never next to the sources.
+config.test_exec_root = os.path.abspath(lit_config.params.get("exec_root", "lit-output"))
+
+halfway = lit_config.params.get("halfway")
+if not halfway or not os.access(halfway, os.X_OK):
+    lit_config.fatal("pass --param halfway=PATH to the built halfway binary (got %r)" % halfway)
+llvm_bin = lit_config.params.get("llvm_bin", "/usr/lib/llvm-19/bin")
+for tool in ("FileCheck", "not"):
+    if not os.access(os.path.join(llvm_bin, tool), os.X_OK):
+        lit_config.fatal("%s not found in %s (Debian package llvm-19-tools)" % (tool, llvm_bin))
+
+# FileCheck and `not` come from LLVM 19; the SPIRV-Tools programs (spirv-as, spirv-val) from PATH.
+config.environment["PATH"] = os.pathsep.join([llvm_bin, os.environ.get("PATH", "")])
+# No colours, no locale surprises, the same output on every machine.
+config.environment["NO_COLOR"] = "1"
+config.environment["LC_ALL"] = "C"
+for var in ("HOME", "XDG_RUNTIME_DIR", "MESA_SHADER_CACHE_DIR", "TMPDIR"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+repo = os.path.dirname(os.path.dirname(config.test_source_root))
+config.substitutions.append(("%halfway", halfway))
+config.substitutions.append(("%examples", os.path.join(repo, "examples", "kernels")))
+# `%status 2 CMD...` succeeds only when CMD exits with exactly that status (`not` accepts any
+# failure, and an error must be status 2, not a crash).
+config.substitutions.append(
+    ("%status", "%s %s" % (lit_config.params.get("python", "python3"),
+                           os.path.join(config.test_source_root, "status.py"))))
+
+# The parts of halfway this build has (tests/lit/CMakeLists.txt); by hand, assume all of them.
+features = lit_config.params.get("features", "llvm-codegen,spirv-codegen,cpu-device")
+for feature in features.split(","):
+    if feature:
+        config.available_features.add(feature)
+
+# The CPU device vectorises narrowings 16 wide on hosts with AVX-512 (codegen/llvm/src/host.cpp
+# asks LLVM for the host's features; the kernel reads the same CPUID bit).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if any(line.startswith("flags") and " avx512f" in line for line in cpuinfo):
+            config.available_features.add("avx512")
+except OSError:
+    pass
