@@ -277,7 +277,7 @@ void run_one(const halfway::ir::VerifiedKernel& k, Bits& bits) {
   // deadline. Otherwise a generous one: the launch (JIT compile included) of a kernel that ran
   // within 20,000 lockstep steps takes milliseconds, so a timeout then is a finding.
   const bool budget_hit = ie && ie->kind() == ErrorKind::Limit;
-  lo.timeout = std::chrono::milliseconds(budget_hit ? 200 : 5000);
+  lo.timeout = std::chrono::milliseconds(budget_hit ? 200 : 8000);
   std::optional<Error> ce;
   try {
     ++counts.launches;
