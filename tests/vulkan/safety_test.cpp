@@ -277,6 +277,18 @@ kernel shift_negative workgroup(64, 1, 1) {
   }
 })",
                     {64, 64, 64}, Grid{{1, 1, 1}}, ErrorKind::ShiftOverflow, checked());
+  // 8-bit operands: the amount is recorded extended to 32 bits, as its sign says.
+  expect_same_fault(*interp, *device, R"(
+kernel shift_small workgroup(64, 1, 1) {
+  param x: buffer<i8, read>;
+  param s: buffer<i8, read>;
+  param y: buffer<i8, write>;
+  let i: u32 = global_id(0);
+  if lt(i, len(y)) {
+    y[i] = shl(x[i], sub(s[i], 100:i8));
+  }
+})",
+                    {64, 64, 64}, Grid{{1, 1, 1}}, ErrorKind::ShiftOverflow, checked());
   // 64-bit operands: element 9 holds the first amount past 63 (66).
   expect_same_fault(*interp, *device, R"(
 kernel shift_wide workgroup(64, 1, 1) {
