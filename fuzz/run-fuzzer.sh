@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds a fuzz target with clang++-14 and runs it for SECONDS on a corpus seeded with
 # examples/kernels/*.hk, tests/text/data/*.hk and fuzz/corpus/*.hk, with the dictionary
-# fuzz/hk.dict. Exits non-zero when the fuzzer finds a crash, a hang (an input over 10 s), a leak
-# or an out-of-memory; the reproducer is left in WORK/artifacts.
+# fuzz/hk.dict. Exits non-zero when the fuzzer finds a crash, a hang (an input over 10 s, 30 s for
+# cpu_fuzzer), a leak or an out-of-memory; the reproducer is left in WORK/artifacts.
 #   fuzz/run-fuzzer.sh [SECONDS=60] [WORK=build-fuzz] [TARGET=text_fuzzer] [libFuzzer flags...]
-# TARGET: text_fuzzer (the parser) or interp_fuzzer (parse, verify, run on the interpreter).
+# TARGET: text_fuzzer (the parser), interp_fuzzer (parse, verify, run on the interpreter) or
+# cpu_fuzzer (the same, then the CPU device on the same inputs, compared with the interpreter).
 # One process: the corpus is WORK/corpus-TARGET and grows across runs.
 # Needs clang-14 and libclang-rt-14-dev (scripts/install-deps installs them).
 set -euo pipefail
@@ -29,9 +30,16 @@ corpus="$work/corpus-$target"
 mkdir -p "$corpus" "$work/artifacts"
 cp "$root"/examples/kernels/*.hk "$root"/tests/text/data/*.hk "$root"/fuzz/corpus/*.hk "$corpus/"
 
+# An input running longer than this is a hang. cpu_fuzzer runs the interpreter, a JIT compile and
+# the CPU device for each kernel (under ASan, often at nice 19 on a loaded machine): it gets more.
+unit_timeout=10
+if [ "$target" = cpu_fuzzer ]; then unit_timeout=30; fi
+
 cd "$work"
-ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+# allow_user_segv_handler: the CPU device's SIGSEGV handler turns faults in its buffers' guard
+# pages into failed launches and passes every other fault on to ASan's handler.
+ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:allow_user_segv_handler=1 \
 UBSAN_OPTIONS=print_stacktrace=1 \
-  "$work/build/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  "$work/build/$target" -max_total_time="$seconds" -timeout="$unit_timeout" -rss_limit_mb=2048 \
   -max_len=4096 -dict="$root/fuzz/hk.dict" -artifact_prefix="$work/artifacts/$target-" \
   -print_final_stats=1 "$@" "$corpus"

@@ -326,6 +326,16 @@ def cases():
              devices=("cpu",)))
     add(Case("ub: shift overflow on interp", ["run", "{d}/k.hk", "--grid", "64"],
              [r"kernel shift", r"(?i)shl", r"40"], {"k.hk": SHIFT}))
+    add(Case("ub: shift overflow on cpu --check",
+             ["run", "{d}/k.hk", "--grid", "64", "--device", "cpu", "--check"],
+             [r"kernel shift", r"(?i)shl", r"40"], {"k.hk": SHIFT}, devices=("cpu",)))
+    add(Case("ub: division by zero on vulkan --check",
+             ["run", "{d}/k.hk", "--grid", "64", "--device", "vulkan", "--check"],
+             [r"kernel div_zero", r"(?i)by zero", r"lane 0\b"], {"k.hk": DIV_ZERO},
+             devices=("vulkan",)))
+    add(Case("ub: shift overflow on vulkan --check",
+             ["run", "{d}/k.hk", "--grid", "64", "--device", "vulkan", "--check"],
+             [r"kernel shift", r"(?i)shl", r"40"], {"k.hk": SHIFT}, devices=("vulkan",)))
 
     # Grids, groups and sizes.
     for grid in ("0", "-1", "18446744073709551615", "1e9", "abc"):

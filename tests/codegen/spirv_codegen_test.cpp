@@ -519,6 +519,43 @@ TEST(SpirvCodegen, ChecksCoverEveryAccessAndValidate) {
   EXPECT_LT(u.words.size(), s.words.size());
 }
 
+// --check on Vulkan (Options::check_arith): one site per integer div, rem, shl and shr, naming its
+// node, on every integer type (8/16-bit amounts are extended to 32 bits to be recorded), in the
+// launch and reporting forms, all valid; without it, none.
+TEST(SpirvCodegen, ArithmeticChecksOnEveryIntegerTypeValidate) {
+  int generated = 0;
+  for (ir::Op op : {ir::Op::Div, ir::Op::Rem, ir::Op::Shl, ir::Op::Shr}) {
+    for (ScalarType t : kValueTypes) {
+      if (!ir::is_int(t))
+        continue;
+      SCOPED_TRACE(std::string(ir::name(op)) + " on " + std::string(ir::name(t)));
+      KernelBuilder b("arith");
+      uint32_t x = b.buffer("x", t, ir::Access::Read);
+      uint32_t out = b.buffer("out", t, ir::Access::Write);
+      ir::ExprId i = b.gid();
+      ir::ExprId value = b.node(op, t, {b.load(x, i), b.load(x, b.constant(ScalarType::U32, 0))});
+      b.store(out, i, value);
+      ir::VerifiedKernel k = b.done();
+      const ErrorKind kind = op == ir::Op::Div || op == ir::Op::Rem ? ErrorKind::DivideByZero
+                                                                    : ErrorKind::ShiftOverflow;
+      Options o = validating();
+      EXPECT_EQ(count_kind(generate(k, {}, Target::lavapipe(), o), kind), 0u);
+      o.check_arith = true;
+      Shader s = generate(k, {}, Target::lavapipe(), o);
+      ASSERT_EQ(count_kind(s, kind), 1u);
+      for (const CheckSite& c : s.sites)
+        if (c.kind == kind) {
+          EXPECT_EQ(c.node, value);
+          EXPECT_EQ(c.index_signed, ir::info(t).is_signed);
+        }
+      o.report_faults = true;
+      EXPECT_EQ(count_kind(generate(k, {}, Target::lavapipe(), o), kind), 1u);
+      ++generated;
+    }
+  }
+  EXPECT_EQ(generated, 32); // 4 ops on 8 integer types
+}
+
 // An index the kernel itself bounds is not checked: saxpy's x[i] under `if lt(i, len(x))`, and
 // reduce_sum's tile[lid] with lid = local_id(0) and a tile of the workgroup's size.
 TEST(SpirvCodegen, AccessesProvenInBoundsAreNotChecked) {

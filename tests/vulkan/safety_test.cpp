@@ -2,7 +2,9 @@
 // atomics on buffers and shared arrays, past the end and at negative indices, each give the
 // interpreter's error and leave the caller's buffers untouched; the first fault is chosen
 // deterministically; device limits refuse a launch before it runs; a launch past its deadline
-// ends (the module polls a cancel word) and the device keeps working.
+// ends (the module polls a cancel word) and the device keeps working. With --check
+// (LaunchOptions::check_bounds) integer division by zero and shift overflow are errors too, worded
+// as the interpreter words them.
 
 #include "glsl.hpp"
 #include "halfway/codegen/spirv/codegen.hpp"
@@ -80,21 +82,23 @@ std::string text_of(const Error& e) {
 }
 
 // Runs `text` on the interpreter and on Vulkan with the same inputs: both must fail with the same
-// error, and Vulkan must leave every buffer as it was.
+// error, of kind `kind`, and Vulkan must leave every buffer as it was.
 void expect_same_fault(Device& interp, Device& vulkan, const std::string& text,
-                       const std::vector<size_t>& sizes, Grid grid = {}) {
+                       const std::vector<size_t>& sizes, Grid grid = {},
+                       ErrorKind kind = ErrorKind::OutOfBounds, LaunchOptions options = {}) {
   const ir::VerifiedKernel k = parse(text);
   Launch a = make_launch(k.kernel(), sizes);
   Launch b = make_launch(k.kernel(), sizes);
   std::vector<HostBuffer> before;
   for (const auto& buf : b.buffers)
     before.push_back(buf.clone());
-  std::optional<Error> want = launch_error(interp, k, grid, a);
+  std::optional<Error> want = launch_error(interp, k, grid, a, options);
   ASSERT_TRUE(want.has_value()) << "the interpreter does not fail:\n" << text;
-  std::optional<Error> got = launch_error(vulkan, k, grid, b);
+  std::optional<Error> got = launch_error(vulkan, k, grid, b, options);
   ASSERT_TRUE(got.has_value()) << "Vulkan does not fail; the interpreter says " << text_of(*want);
   EXPECT_EQ(text_of(*got), text_of(*want));
-  EXPECT_EQ(got->kind(), ErrorKind::OutOfBounds);
+  EXPECT_EQ(want->kind(), kind);
+  EXPECT_EQ(got->kind(), kind);
   const ErrorContext &g = got->context(), &w = want->context();
   EXPECT_EQ(g.kernel, w.kernel);
   EXPECT_EQ(g.node, w.node);
@@ -204,6 +208,128 @@ kernel shared_atomic_past workgroup(16, 1, 1) {
 
 // Several workgroups and lanes fault, at two sites: the lowest workgroup, then the earliest site,
 // then the lowest lane, every time.
+// --check (LaunchOptions::check_bounds): division by zero and shift overflow, as the interpreter
+// reports them. make_launch fills element e with (7e + 3) & 0x7f: element 91 is the first zero,
+// element 5 (38) the first value of at least 32.
+LaunchOptions checked() {
+  LaunchOptions o;
+  o.check_bounds = true;
+  return o;
+}
+
+const char* const kDivide = R"(
+kernel divide workgroup(64, 1, 1) {
+  param x: buffer<i32, read>;
+  param d: buffer<i32, read>;
+  param y: buffer<i32, write>;
+  let i: u32 = global_id(0);
+  if lt(i, len(y)) {
+    y[i] = div(x[i], d[i]);
+  }
+})";
+
+TEST_F(VulkanSafetyTest, DivisionByZeroUnderCheck) {
+  // Element 91: workgroup 1, lane 27.
+  expect_same_fault(*interp, *device, kDivide, {200, 200, 200}, Grid{{4, 1, 1}},
+                    ErrorKind::DivideByZero, checked());
+}
+
+TEST_F(VulkanSafetyTest, RemainderByZeroUnderCheckAfterAnotherWorkgroup) {
+  // Lanes below 91 compute; 91 + 128 = 219 is the second zero: the lowest workgroup (1) wins
+  // over workgroup 3.
+  expect_same_fault(*interp, *device, R"(
+kernel remainder workgroup(64, 1, 1) {
+  param x: buffer<u32, read>;
+  param d: buffer<u32, read>;
+  param y: buffer<u32, write>;
+  let i: u32 = global_id(0);
+  if lt(i, len(y)) {
+    y[i] = add(rem(x[i], d[i]), 1:u32);
+  }
+})",
+                    {256, 256, 256}, Grid{{4, 1, 1}}, ErrorKind::DivideByZero, checked());
+}
+
+TEST_F(VulkanSafetyTest, ShiftOverflowUnderCheckNamesTheAmount) {
+  expect_same_fault(*interp, *device, R"(
+kernel shift workgroup(64, 1, 1) {
+  param x: buffer<u32, read>;
+  param s: buffer<u32, read>;
+  param y: buffer<u32, write>;
+  let i: u32 = global_id(0);
+  if lt(i, len(y)) {
+    y[i] = shl(x[i], s[i]);
+  }
+})",
+                    {100, 100, 100}, Grid{{2, 1, 1}}, ErrorKind::ShiftOverflow, checked());
+}
+
+TEST_F(VulkanSafetyTest, NegativeAndWideShiftAmountsUnderCheck) {
+  // A negative signed amount is an overflow; the message prints it signed.
+  expect_same_fault(*interp, *device, R"(
+kernel shift_negative workgroup(64, 1, 1) {
+  param x: buffer<i32, read>;
+  param s: buffer<i32, read>;
+  param y: buffer<i32, write>;
+  let i: u32 = global_id(0);
+  if lt(i, len(y)) {
+    y[i] = shr(x[i], sub(s[i], 100:i32));
+  }
+})",
+                    {64, 64, 64}, Grid{{1, 1, 1}}, ErrorKind::ShiftOverflow, checked());
+  // 8-bit operands: the amount is recorded extended to 32 bits, as its sign says.
+  expect_same_fault(*interp, *device, R"(
+kernel shift_small workgroup(64, 1, 1) {
+  param x: buffer<i8, read>;
+  param s: buffer<i8, read>;
+  param y: buffer<i8, write>;
+  let i: u32 = global_id(0);
+  if lt(i, len(y)) {
+    y[i] = shl(x[i], sub(s[i], 100:i8));
+  }
+})",
+                    {64, 64, 64}, Grid{{1, 1, 1}}, ErrorKind::ShiftOverflow, checked());
+  // 64-bit operands: element 9 holds the first amount past 63 (66).
+  expect_same_fault(*interp, *device, R"(
+kernel shift_wide workgroup(64, 1, 1) {
+  param x: buffer<u64, read>;
+  param s: buffer<u64, read>;
+  param y: buffer<u64, write>;
+  let i: u32 = global_id(0);
+  if lt(i, len(y)) {
+    y[i] = shr(x[i], s[i]);
+  }
+})",
+                    {200, 200, 200}, Grid{{4, 1, 1}}, ErrorKind::ShiftOverflow, checked());
+}
+
+TEST_F(VulkanSafetyTest, CheckIsPerLaunchAndCleanKernelsMatchTheInterpreter) {
+  const ir::VerifiedKernel k = parse(kDivide);
+  const Grid grid{{4, 1, 1}};
+  // Without --check the division by zero is not an error on Vulkan (nothing traps either).
+  Launch plain = make_launch(k.kernel(), {200, 200, 200});
+  EXPECT_FALSE(launch_error(*device, k, grid, plain).has_value());
+  // With it, the same kernel fails, and a later launch without it runs again: the memo keeps
+  // both modules apart.
+  Launch failing = make_launch(k.kernel(), {200, 200, 200});
+  std::optional<Error> e = launch_error(*device, k, grid, failing, checked());
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind(), ErrorKind::DivideByZero);
+  EXPECT_EQ(e->message(), "div of i32 by zero");
+  EXPECT_EQ(e->context().workgroup, 1u);
+  EXPECT_EQ(e->context().lane, 27u);
+  EXPECT_FALSE(launch_error(*device, k, grid, plain).has_value());
+  // Divisors without zeros: the checked module computes the interpreter's results.
+  Launch a = make_launch(k.kernel(), {200, 200, 200});
+  Launch b = make_launch(k.kernel(), {200, 200, 200});
+  for (Launch* l : {&a, &b})
+    for (size_t i = 0; i < 200; ++i)
+      l->buffers[1].set_bits(i, i % 7 + 1);
+  ASSERT_FALSE(launch_error(*interp, k, grid, a, checked()).has_value());
+  ASSERT_FALSE(launch_error(*device, k, grid, b, checked()).has_value());
+  EXPECT_TRUE(a.buffers[2] == b.buffers[2]);
+}
+
 TEST_F(VulkanSafetyTest, TheFirstFaultIsDeterministic) {
   const std::string text = R"(
 kernel many_faults workgroup(64, 1, 1) {

@@ -241,8 +241,9 @@ void LaunchSetup::add_options(CLI::App& sub) {
   sub.add_option("--seed", seed, "Seed of the random generators")->capture_default_str();
   sub.add_flag("--check", check,
                "Add the checks that cost time: integer division by zero and shift overflow on "
-               "the CPU device; Vulkan refuses it (out-of-bounds accesses are an error on every "
-               "device without it; the interpreter always checks everything)");
+               "the cpu and vulkan devices (out-of-bounds accesses are an error on every device "
+               "without it; shared-memory races are checked by the interpreter only, which "
+               "always checks everything)");
   sub.add_flag("--deterministic", deterministic, "One thread, workgroups in order");
   sub.add_option("--threads", threads, "Worker threads (0: all cores)")->type_name("N");
   timeout_option =

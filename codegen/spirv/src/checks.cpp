@@ -364,6 +364,39 @@ void Emitter::note_fault(uint32_t bad, uint32_t site, uint32_t index_id, ScalarT
   keep(fault_high_var_, high);
 }
 
+// The interpreter fails a division or remainder by zero and a shift by at least the width (a
+// negative signed amount reads as a huge unsigned one). Noted like an out-of-bounds access, so the
+// same reruns find the lowest workgroup, then the first (site, lane), then the amount. Sites are
+// made when the op is evaluated, after its operands' own checks: the interpreter's order.
+void Emitter::check_arith(ir::ExprId id, const ir::Expr& e, ScalarType t, uint32_t operand) {
+  if (!options_.checks || !options_.check_arith)
+    return;
+  const bool shift = e.op == ir::Op::Shl || e.op == ir::Op::Shr;
+  const uint32_t bits = ir::info(t).bits;
+  const bool is_signed = ir::info(t).is_signed;
+  CheckSite site;
+  site.kind = shift ? ErrorKind::ShiftOverflow : ErrorKind::DivideByZero;
+  site.node = id;
+  site.line = e.line;
+  site.index_signed = is_signed;
+  const uint32_t site_id = add_site(site);
+  const uint32_t type = b_.type_of(operand);
+  if (!shift) {
+    note_fault(b_.op(O::OpIEqual, t_bool(), {operand, b_.constant(type, 0)}), site_id, u32(0),
+               ScalarType::U32);
+    return;
+  }
+  const uint32_t bad = b_.op(O::OpUGreaterThanEqual, t_bool(), {operand, b_.constant(type, bits)});
+  // The amount is recorded in 32 or 64 bits; 8- and 16-bit ones are extended as their sign says.
+  uint32_t amount = operand;
+  ScalarType amount_type = bits == 64 ? (is_signed ? ScalarType::I64 : ScalarType::U64)
+                                      : (is_signed ? ScalarType::I32 : ScalarType::U32);
+  if (bits < 32)
+    amount =
+        b_.op(is_signed ? O::OpSConvert : O::OpUConvert, is_signed ? t_i32() : t_u32(), {operand});
+  note_fault(bad, site_id, amount, amount_type);
+}
+
 // Before every return: when this invocation kept a fault, fold it into the control buffer.
 void Emitter::flush_fault() {
   if (!fault_site_var_)

@@ -99,6 +99,9 @@ private:
                    Access access, ir::ExprId node, uint32_t line, uint32_t zero,
                    const std::function<uint32_t(uint32_t)>& access_fn);
   void note_fault(uint32_t bad, uint32_t site, uint32_t index_id, ir::ScalarType index_type);
+  // Options::check_arith: notes a zero divisor of div/rem `id`, or a shift amount of shl/shr `id`
+  // not below the width. `operand` is the divisor or amount as evaluated, of type `t`.
+  void check_arith(ir::ExprId id, const ir::Expr& e, ir::ScalarType t, uint32_t operand);
   void flush_fault();
   uint32_t add_site(const CheckSite& site);
   void count_iteration(uint32_t line);

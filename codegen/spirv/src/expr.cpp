@@ -170,8 +170,12 @@ Val Emitter::eval_generic(ir::ExprId id, const ir::Expr& e, const SpirvRow& row)
   for (int i = 0; i < e.nargs; ++i)
     args[i] = get(e.args[i], repr);
   uint32_t result = 0;
-  if ((e.op == ir::Op::Div || e.op == ir::Op::Rem) && ir::is_int(t))
+  if ((e.op == ir::Op::Div || e.op == ir::Op::Rem) && ir::is_int(t)) {
+    check_arith(id, e, t, args[1]);
     return {integer_division(e.op, t, args[0], args[1]), repr};
+  }
+  if (e.op == ir::Op::Shl || e.op == ir::Op::Shr)
+    check_arith(id, e, t, args[1]);
   if (impl.kind == ImplKind::Core) {
     O opcode = static_cast<O>(impl.code);
     if (row.contract && is_float) {

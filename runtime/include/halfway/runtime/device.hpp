@@ -27,7 +27,7 @@ namespace halfway::rt {
 
 struct LaunchOptions {
   // The checks that are not free (the interpreter always makes them): integer division by zero
-  // and shift overflow on the CPU device; the Vulkan device refuses it (Unsupported).
+  // and shift overflow on the CPU and Vulkan devices. Races are never checked there.
   // Out-of-bounds accesses are an error on every device whatever this says.
   bool check_bounds = false;
   bool deterministic = false; // one thread, workgroups in order: for reproducing a failure

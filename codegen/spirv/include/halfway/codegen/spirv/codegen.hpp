@@ -63,8 +63,13 @@
 //    dispatch (timeouts, interrupts) and the device stays usable.
 //  - Where the driver ends loops by itself (Target::loop_limit: lavapipe's 65,535 iterations per
 //    invocation), iterations are counted and reaching the limit is reported, not silently wrong.
-//  - Integer division by zero and shift overflow are not checked (the divisor is made safe so
-//    nothing traps; shifts follow SPIR-V); the Vulkan device refuses LaunchOptions::check_bounds.
+//  - Integer division by zero and shift overflow are checked only with Options::check_arith (the
+//    device's LaunchOptions::check_bounds, the CLI's --check): a zero divisor, or a shift amount
+//    not below the operand's width (negative signed amounts included), is noted as a fault of its
+//    own site (CheckSite::kind DivideByZero / ShiftOverflow, the amount as the index) and
+//    reported like an out-of-bounds access. Without it the divisor is made safe so nothing traps,
+//    and shifts follow SPIR-V (an amount past the width gives an undefined value, no trap).
+//    Data races are not checked on this backend, with or without it.
 //  - Sizes derived from the kernel are computed in 64 bits; shared memory over 4 GiB as held is
 //    refused (Error(Limit)) naming the kernel and array.
 //
@@ -129,6 +134,9 @@ struct Options {
   // The reporting form of a checked module: faults are recorded in detail (kWorkgroup, kKey, the
   // index) instead of only raising kFaulted. The device builds it only after a launch faulted.
   bool report_faults = false;
+  // With checks: also note integer division and remainder by zero and shifts by at least the
+  // width as faults (the checks the interpreter always makes and that are not free here).
+  bool check_arith = false;
 };
 
 // The control buffer: the storage buffer every checked module binds after its buffer parameters
@@ -148,7 +156,10 @@ inline constexpr uint32_t kNone = 0xffffffffu;
 
 // One checked access: what the host needs to name a fault recorded at this site.
 struct CheckSite {
-  ErrorKind kind = ErrorKind::OutOfBounds; // or Limit: a loop the driver cut (Target::loop_limit)
+  // OutOfBounds; Limit: a loop the driver cut (Target::loop_limit); DivideByZero, ShiftOverflow
+  // (Options::check_arith): `node` is the div, rem, shl or shr, and for shifts the recorded index
+  // is the amount (signed when index_signed).
+  ErrorKind kind = ErrorKind::OutOfBounds;
   ir::Space space = ir::Space::Buffer;
   uint32_t mem = 0;            // parameter index (buffers) or shared-array index
   uint32_t node = 0xffffffffu; // the load's expression id; ir::kNone for stores and atomics

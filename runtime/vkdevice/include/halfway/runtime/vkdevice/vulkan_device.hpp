@@ -4,13 +4,14 @@
 // launch() does, in order:
 //  1. checks the arguments (rt::check_args) and the device limits (rt::check_limits against the
 //     VkPhysicalDeviceLimits in info(): shared memory, workgroup size and invocations, groups,
-//     maxStorageBufferRange), and refuses LaunchOptions::check_bounds (division by zero and shift
-//     checks are not generated; out-of-bounds accesses are always checked). Reads the budget;
-//  2. looks the compiled form up in the launch memo under (structural hash, device, budget key),
-//     generating the SPIR-V on a miss (checked: codegen.hpp "Memory safety"); then checks the
-//     module's shared memory as it holds it (f16 and 8/16-bit elements in 32 bits) against the
-//     limit. Its pipeline is cached on the vk::Device under a key made from the same hash and
-//     budget;
+//     maxStorageBufferRange). Reads the budget. Out-of-bounds accesses are always checked;
+//     LaunchOptions::check_bounds adds integer division by zero and shift overflow
+//     (codegen::spirv::Options::check_arith). Data races are never checked on this device;
+//  2. looks the compiled form up in the launch memo under (structural hash, device, budget key,
+//     check_bounds), generating the SPIR-V on a miss (checked: codegen.hpp "Memory safety"); then
+//     checks the module's shared memory as it holds it (f16 and 8/16-bit elements in 32 bits)
+//     against the limit. Its pipeline is cached on the vk::Device under a key made from the same
+//     hash, budget and check_bounds;
 //  3. picks the logical vk::Device with exactly the features the module needs. A device that lacks
 //     one refuses with Error(Unsupported) naming the kernel, the feature and the device, before
 //     anything runs;
@@ -28,7 +29,8 @@
 //     reports VK_ERROR_DEVICE_LOST, which is also final for that vk::Device;
 //  6. when the module recorded a fault: reruns from the original inputs with the faulting
 //     workgroup as target (finding the site and lane), and again with that key (finding the index),
-//     then throws the interpreter's error (OutOfBounds, or Limit for lavapipe's loop limiter);
+//     then throws the interpreter's error (OutOfBounds, DivideByZero, ShiftOverflow, or Limit for
+//     lavapipe's loop limiter);
 //  7. only when the dispatch succeeded, copies write and read_write buffers back. A launch that
 //     throws, at any step, leaves every argument as it was.
 // Thread-safe: launches are serialised.
@@ -80,7 +82,7 @@ public:
 private:
   struct Compiled;
   std::shared_ptr<Compiled> compiled(const ir::VerifiedKernel& kernel, const policy::Budget& budget,
-                                     bool* hit);
+                                     bool check_arith, bool* hit);
 
   policy::Registry* registry_;
   VulkanDeviceOptions options_;
