@@ -54,7 +54,12 @@ endfunction()
 # Runs a libFuzzer target of fuzz/ briefly (15 s) through fuzz/run-fuzzer.sh, which builds it with
 # clang++-14 on first use. Skipped without clang++-14 and libFuzzer (libclang-rt-14-dev). Every
 # target shares one work folder, so they never build at the same time. Long campaigns: scripts/fuzz.
+# Not registered in a sanitizer build: the fuzz targets carry their own ASan and UBSan, so running
+# them again from build-asan would only build them a second time (minutes of CI for nothing new).
 function(halfway_fuzz_test name target label)
+  if(HALFWAY_SANITIZE)
+    return()
+  endif()
   find_program(HALFWAY_CLANGXX14 clang++-14)
   file(GLOB libfuzzer /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a)
   if(HALFWAY_CLANGXX14 AND libfuzzer)

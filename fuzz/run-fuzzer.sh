@@ -22,8 +22,11 @@ fi
 
 generator=()
 if command -v ninja >/dev/null; then generator=(-G Ninja); fi
-cmake -S "$root/fuzz" -B "$work/build" "${generator[@]}" -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# ccache, when installed, keeps a rebuild in a fresh work folder (a new build tree, CI) short.
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S "$root/fuzz" -B "$work/build" "${generator[@]}" "${launcher[@]}" \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$work/build" -j "${JOBS:-2}" --target "$target"
 
 corpus="$work/corpus-$target"
