@@ -7,7 +7,11 @@
 //    with the two-step interpreter catches a contraction that should not have happened.
 //  - within the §4 bound (bound.hpp) where the budget holds single rounding, for each element
 //    that an unbarriered narrowing site stored directly (the interpreter's shadow record names the
-//    destination). Every other element is still compared bit for bit.
+//    destination). Every other element is still compared bit for bit. Each such element is also
+//    matched against the rounding models of that evaluation (interp shadow.hpp, RoundingModel):
+//    the report counts the elements equal to each model (ModelCounts) and lists those that
+//    differ from the reference, lie inside the bound and equal no model ("unexplained"). With
+//    Options::exact_models the models decide instead of the bound: an element must equal one.
 //  - under relaxed accumulation (a kernel with loop-carried accumulations, ir::accumulations), an
 //    element that differs and whose final value a store of an accumulation local wrote (the
 //    interpreter's AccumulationRecord names the destination, the term count and sum |t_k|) must
@@ -73,6 +77,11 @@ struct Options {
   uint64_t max_unchecked = 0;
   // Report inconclusive buffers but let ok() hold when there is no violation.
   bool accept_inconclusive = false;
+  // Under single rounding, judge an element an unbarriered site stored by the rounding models
+  // instead of the §4 bound: it must equal one of them bit for bit (for people validating
+  // compilers and drivers). Off: the bound decides, and elements inside it that equal no model
+  // are counted as unexplained.
+  bool exact_models = false;
 };
 
 Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid& grid,
