@@ -51,22 +51,33 @@ public:
                const std::unordered_map<ir::ExprId, const ir::NarrowingSite*>& barrier_sites,
                std::vector<std::string>& notes) {
     std::map<ir::ExprId, uint64_t> nowhere;
+    // Records come in runs of one site and one buffer: remember the last lookups.
+    ir::ExprId last_site = ir::kNone;
+    bool barriered = false;
+    uint32_t last_memory = ir::kNone;
+    std::vector<size_t>* slots = nullptr;
     for (size_t r = 0; r < records.size(); ++r) {
       const interp::ShadowRecord& rec = records[r];
-      auto site = barrier_sites.find(rec.site);
-      if (site == barrier_sites.end())
+      if (rec.site != last_site) {
+        last_site = rec.site;
+        barriered = barrier_sites.count(rec.site) != 0;
+      }
+      if (!barriered)
         continue;
       if (!rec.destination || rec.destination->space != ir::Space::Buffer ||
           rec.destination->memory >= args.size() || !args[rec.destination->memory].buffer) {
         ++nowhere[rec.site];
         continue;
       }
-      const rt::HostBuffer* b = args[rec.destination->memory].buffer;
-      auto& slots = last_[b];
-      if (slots.empty())
-        slots.assign(b->size(), kNoRecord);
-      if (rec.destination->index < slots.size())
-        slots[rec.destination->index] = r;
+      if (rec.destination->memory != last_memory) {
+        last_memory = rec.destination->memory;
+        const rt::HostBuffer* b = args[last_memory].buffer;
+        slots = &last_[b];
+        if (slots->empty())
+          slots->assign(b->size(), kNoRecord);
+      }
+      if (rec.destination->index < slots->size())
+        (*slots)[rec.destination->index] = r;
     }
     for (auto& [id, count] : nowhere)
       notes.push_back("narrowing site '" + std::string(barrier_sites.at(id)->where) + "' (" +
