@@ -30,7 +30,8 @@
 // parameters; the inputs are the read and read_write parameters as given.
 //
 // Cost: two launches, three copies of the buffers, and when single rounding holds one shadow
-// record (about 80 bytes) per narrowing evaluation plus a word per output element; under relaxed
+// record (about 112 bytes, the four rounding models' results included) per narrowing evaluation
+// plus a word per output element; under relaxed
 // accumulation one accumulation record (about 80 bytes) per lane per store of an accumulation
 // local, and per-lane bookkeeping in the reference run; bounds are computed (with MPFR for
 // single rounding) only for elements that differ.

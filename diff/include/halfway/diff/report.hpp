@@ -69,8 +69,10 @@ struct BufferReport {
   uint32_t param = 0;
   ir::ScalarType type = ir::ScalarType::F32;
   uint64_t size = 0;
-  uint64_t exact = 0;        // identical under the comparison rules of compare.hpp
-  uint64_t within_bound = 0; // different, and inside the element's §4 or §5 bound
+  uint64_t exact = 0; // identical under the comparison rules of compare.hpp
+  // Different, and inside the element's §4 or §5 bound (with Options::exact_models, for an
+  // element an unbarriered site stored: equal to a rounding model instead).
+  uint64_t within_bound = 0;
   uint64_t violations = 0;
   // Different, under relaxed accumulation, with no bounded accumulation record (diff.hpp).
   uint64_t unchecked = 0;
@@ -136,7 +138,8 @@ std::string to_text(const Report& report);
 //                                     "models": {"TwoStep": {"bits", "value"}, ...} or null}],
 //               "rounding_models": {"elements", "first": {"TwoStep", "FusedF32", "Single",
 //                                   "FusedMul"}, "equal": {same keys}, "fits": [...], "explained",
-//                                   "unexplained", "max_bound_ratio" (null when nothing differs),
+//                                   "unexplained", "max_bound_ratio" (null when nothing differs;
+//                                   the string "inf" when the bound admits only the reference),
 //                                   "first_unexplained": [as first_violations]}}],
 //  "exact_models", "notes": [...]}
 // Bit patterns and values are strings ("0x3c00", "1", "nan", "-inf") so that every value
