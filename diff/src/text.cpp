@@ -70,8 +70,10 @@ void models_text(std::ostringstream& out, const BufferReport& b, bool exact_mode
     sep = ", ";
   }
   out << (fits.empty() ? "no single model" : "") << "\n";
-  out << "  " << m.explained << " differing elements explained by a model, " << m.unexplained
-      << " within bound, unexplained" << (exact_models && m.unexplained ? " (violations)" : "")
+  // "within bound, unexplained: N", never "N within bound": that phrase counts passed elements.
+  out << "  explained by a model: " << m.explained
+      << " differing elements; within bound, unexplained: " << m.unexplained
+      << (exact_models && m.unexplained ? " (violations)" : "")
       << "; largest |difference| / bound: ";
   if (m.max_bound_ratio) {
     char ratio[32];
@@ -82,7 +84,7 @@ void models_text(std::ostringstream& out, const BufferReport& b, bool exact_mode
   }
   if (!m.first_unexplained.empty()) {
     out << "  first " << m.first_unexplained.size() << " of " << m.unexplained
-        << " within bound, unexplained:\n";
+        << " elements within bound, unexplained:\n";
     for (const Violation& v : m.first_unexplained)
       violation_text(out, b, v);
   }

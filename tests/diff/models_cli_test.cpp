@@ -53,7 +53,7 @@ TEST(DiffModelsCli, ExactModelsOnTheCpu) {
   EXPECT_OUTPUT(r, "exact models: an element at an unbarriered site must equal a rounding model");
   EXPECT_OUTPUT(r, "rounding models at unbarriered sites (65536 elements): TwoStep on ");
   EXPECT_OUTPUT(r, "; fits: " + cpu_model());
-  EXPECT_OUTPUT(r, " 0 within bound, unexplained; largest |difference| / bound: ");
+  EXPECT_OUTPUT(r, "within bound, unexplained: 0; largest |difference| / bound: ");
   EXPECT_OUTPUT(r, "result: OK\n");
 }
 
