@@ -156,6 +156,17 @@ std::string models_json(const BufferReport& b) {
   return out.str();
 }
 
+std::string histogram_json(const UlpHistogram& h) {
+  std::ostringstream out;
+  out << "{\"buckets\": [";
+  for (size_t k = 0; k < h.used(); ++k)
+    out << (k ? ", " : "") << "{\"label\": " << json_quote(UlpHistogram::label(k))
+        << ", \"lo\": " << UlpHistogram::lo(k) << ", \"hi\": " << UlpHistogram::hi(k)
+        << ", \"count\": " << h.counts[k] << "}";
+  out << "], \"nan_mismatch\": " << h.nan_mismatch << "}";
+  return out.str();
+}
+
 } // namespace
 
 std::string to_json(const Report& r) {
@@ -183,10 +194,12 @@ std::string to_json(const Report& r) {
         << ", \"violations\": " << b.violations << ", \"unchecked\": " << b.unchecked
         << ", \"max_ulps\": " << b.max_ulps << ", \"nan_mismatches\": " << b.nan_mismatches
         << ", \"reference_nan\": " << b.reference_nan << ", \"unchanged\": " << b.unchanged
-        << ", \"first_violations\": [";
+        << ", \"histogram\": " << histogram_json(b.histogram) << ", \"first_violations\": [";
     for (size_t j = 0; j < b.first_violations.size(); ++j)
       out << (j ? ", " : "") << violation_json(b, b.first_violations[j]);
-    out << "], \"rounding_models\": " << models_json(b) << "}";
+    // "models": the per-model counts in the short form readers such as `halfway plot` take.
+    out << "], \"rounding_models\": " << models_json(b)
+        << ", \"models\": " << (b.models.elements ? counts_json(b.models.equal) : "null") << "}";
   }
   out << "], \"exact_models\": " << (r.exact_models ? "true" : "false") << ", \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i)

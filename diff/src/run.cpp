@@ -277,6 +277,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     b.size = want.size();
     const std::vector<size_t>* site_records =
         single && format ? destinations.records(original) : nullptr;
+    std::vector<Verdict> verdicts(options.results ? b.size : 0, Verdict::Exact);
     for (uint64_t i = 0; i < b.size; ++i) {
       const uint64_t r = want.get_bits(i), d = got.get_bits(i);
       if (r == original->get_bits(i))
@@ -312,6 +313,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
       }
       if (same) {
         ++b.exact;
+        b.histogram.add(0);
         continue;
       }
       Bound bound;
@@ -325,6 +327,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
           bound.kind = Bound::Kind::Unchecked;
       }
       const uint64_t ulps = distance(b.type, r, d, report.controls);
+      b.histogram.add(ulps);
       if (ulps == std::numeric_limits<uint64_t>::max())
         ++b.nan_mismatches;
       else
@@ -349,16 +352,23 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
       // With exact models an element at a site passes when a model explains it; otherwise the
       // bound decides.
       const bool accepted = record && options.exact_models ? explained : inside;
+      Verdict verdict = Verdict::Violation;
       if (bound.kind == Bound::Kind::Unchecked) {
         ++b.unchecked;
+        verdict = Verdict::Unchecked;
       } else if (accepted) {
         ++b.within_bound;
+        verdict = Verdict::WithinBound;
       } else {
         ++b.violations;
         if (b.first_violations.size() < options.max_shown)
           b.first_violations.push_back(shown());
       }
+      if (options.results)
+        verdicts[i] = verdict;
     }
+    if (options.results)
+      options.results->push_back({b.name, b.param, want.clone(), got.clone(), std::move(verdicts)});
     judge_conclusive(b, options, report.inconclusive);
     report.buffers.push_back(std::move(b));
   }

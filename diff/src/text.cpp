@@ -113,6 +113,10 @@ std::string to_text(const Report& r) {
     if (b.nan_mismatches)
       out << " (and " << b.nan_mismatches << " NaN against a number)";
     out << "\n";
+    out << "  elements by distance from the reference ("
+        << (float_format(b.type) ? "ulps of " + std::string(ir::name(b.type)) : "integer units")
+        << "):\n"
+        << histogram_text(b.histogram, "  ");
     if (b.models.elements)
       models_text(out, b, r.exact_models);
     if (!b.first_violations.empty()) {

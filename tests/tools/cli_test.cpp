@@ -63,7 +63,7 @@ protected:
 TEST_F(Cli, HelpForEverySubcommand) {
   auto top = halfway("--help");
   EXPECT_EQ(top.status, 0);
-  for (const char* sub : {"run", "diff", "emit", "sites", "devices", "demo", "ops"}) {
+  for (const char* sub : {"run", "diff", "emit", "sites", "devices", "demo", "ops", "plot"}) {
     EXPECT_OUTPUT(top, sub);
     auto r = halfway(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub << ": " << r.out;

@@ -7,8 +7,14 @@
 #include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
 #include "launch_setup.hpp"
+#include "npy.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
+#include <sys/stat.h>
 
 namespace halfway::cli {
 
@@ -22,7 +28,56 @@ struct DiffOptions {
   std::string max_unchecked = "0";
   bool accept_inconclusive = false;
   bool exact_models = false;
+  std::string dump; // a folder
+  const CLI::Option* dump_option = nullptr;
 };
+
+// The three files --dump writes for one output buffer.
+struct DumpFiles {
+  std::string buffer, reference, device, verdict;
+};
+
+// Checks --dump DIR before anything runs: it is a folder (created when missing and its parent
+// exists), and every file the dump will write there can be written. A buffer name that is not a
+// plain file name is refused rather than written somewhere else.
+std::vector<DumpFiles> plan_dump(const ir::Kernel& k, const std::string& dir) {
+  namespace fs = std::filesystem;
+  ErrorContext c;
+  c.file = dir;
+  c.kernel = k.name;
+  if (dir.empty())
+    throw Error(ErrorKind::Usage, "--dump: empty folder name", c);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT || ::mkdir(dir.c_str(), 0777) != 0)
+      throw Error(ErrorKind::Io,
+                  std::string("--dump: cannot create the folder: ") + std::strerror(errno), c);
+  } else if (!S_ISDIR(st.st_mode)) {
+    throw Error(ErrorKind::Io, "--dump: not a folder", c);
+  }
+  std::vector<DumpFiles> out;
+  for (const auto& p : k.params) {
+    if (!p.is_buffer() || p.access == ir::Access::Read)
+      continue;
+    if (p.name.empty() || p.name == "." || p.name == ".." ||
+        p.name.find_first_of(std::string("/\\\0", 3)) != std::string::npos ||
+        escape_for_terminal(p.name) != p.name) {
+      ErrorContext b = c;
+      b.buffer = p.name;
+      throw Error(ErrorKind::Usage,
+                  "--dump: buffer '" + escape_for_terminal(p.name) +
+                      "' is not a plain file name, so its files cannot be named after it",
+                  b);
+    }
+    const fs::path base = fs::path(dir) / p.name;
+    DumpFiles f{p.name, base.string() + ".reference.npy", base.string() + ".device.npy",
+                base.string() + ".verdict.npy"};
+    for (const std::string* path : {&f.reference, &f.device, &f.verdict})
+      check_output_path(*path, "--dump");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
 } // namespace
 
 Runner add_diff(CLI::App& app) {
@@ -53,6 +108,13 @@ Runner add_diff(CLI::App& app) {
                 "one of the rounding models (TwoStep, FusedF32, Single, FusedMul) bit for bit, "
                 "instead of lying within the documented bound (for validating compilers and "
                 "drivers)");
+  o->dump_option =
+      sub->add_option("--dump", o->dump,
+                      "Write, for every output buffer B, DIR/B.reference.npy, DIR/B.device.npy and "
+                      "DIR/B.verdict.npy (u8 per element: 0 exact, 1 within bound, 2 unchecked, 3 "
+                      "violation); one device only. DIR is created when missing; the files appear "
+                      "together, replaced atomically, or not at all")
+          ->type_name("DIR");
   return [o] {
     diff::Options opts;
     opts.max_shown = parse_count(o->max_shown, "--show");
@@ -71,6 +133,21 @@ Runner add_diff(CLI::App& app) {
     } else {
       devices.push_back(o->device);
     }
+    const bool dump = o->dump_option->count() > 0;
+    if (dump) {
+      if (devices.size() != 1) {
+        std::string names;
+        for (const auto& n : devices)
+          names += (names.empty() ? "" : ", ") + n;
+        ErrorContext c;
+        c.kernel = kernel.name();
+        throw Error(ErrorKind::Usage,
+                    "--dump writes one device's results, and --device " +
+                        escape_for_terminal(o->device) + " means " + names +
+                        ": pick one with --device",
+                    c);
+      }
+    }
     // Every device is made, and the inputs checked, before the first comparison runs.
     std::vector<std::unique_ptr<rt::Device>> made;
     for (const auto& name : devices)
@@ -79,6 +156,13 @@ Runner add_diff(CLI::App& app) {
     auto inputs = o->setup.make(kernel.kernel());
     for (const auto& d : made)
       check_grid(kernel.kernel(), inputs.grid, d->info());
+    // Last of the checks, as it creates the folder: a mistake found above leaves nothing behind.
+    std::vector<DumpFiles> dump_files;
+    if (dump)
+      dump_files = plan_dump(kernel.kernel(), o->dump);
+    std::vector<diff::BufferResults> results;
+    if (!dump_files.empty())
+      opts.results = &results;
     bool violations = false;
     for (size_t i = 0; i < made.size(); ++i) {
       rt::Device& device = *made[i];
@@ -99,6 +183,27 @@ Runner add_diff(CLI::App& app) {
       if (progress_enabled())
         std::cerr << std::string(60, ' ') << "\r";
       violations = violations || !report.ok();
+      throw_if_interrupted(kernel.name());
+      if (!dump_files.empty()) {
+        // Every file is written to its temporary first and renamed only once all were written:
+        // a failure leaves none of them changed.
+        std::vector<StagedFile> staged;
+        for (const DumpFiles& files : dump_files) {
+          auto res = std::find_if(results.begin(), results.end(),
+                                  [&](const auto& r) { return r.name == files.buffer; });
+          if (res == results.end())
+            throw Error(ErrorKind::Internal, "the comparison has no results for output buffer " +
+                                                 escape_for_terminal(files.buffer));
+          rt::HostBuffer verdicts(ir::ScalarType::U8, res->verdicts.size());
+          for (size_t e = 0; e < res->verdicts.size(); ++e)
+            verdicts.set_bits(e, static_cast<uint64_t>(res->verdicts[e]));
+          staged.emplace_back(files.reference, npy_bytes(res->reference));
+          staged.emplace_back(files.device, npy_bytes(res->device));
+          staged.emplace_back(files.verdict, npy_bytes(verdicts));
+        }
+        for (auto& f : staged)
+          f.commit();
+      }
       if (o->json)
         Output::get().result(diff::to_json(report));
       else

@@ -15,6 +15,7 @@
 #include <cfloat>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -232,7 +233,10 @@ void LaunchSetup::add_options(CLI::App& sub) {
                  "NAME=VALUE for a scalar parameter; a float value must be exactly a value of "
                  "the parameter's type (as constants in .hk files)");
   sub.add_option("--inputs", inputs,
-                 "Generator for buffers not given: random, ties, edges, zeros, iota")
+                 "Generator for buffers not given: random, ties, edges, zeros, iota; or "
+                 "sweep[:BUFFER]: BUFFER (default: the only f16, bf16 or fp8 input, or u32 words "
+                 "unpacked as such) holds every code of its type once per lane, 65536 or 256 "
+                 "elements, the grid as many lanes, the other buffers random")
       ->capture_default_str();
   sub.add_option("--seed", seed, "Seed of the random generators")->capture_default_str();
   sub.add_flag("--check", check,
@@ -272,13 +276,31 @@ diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
                         " workgroups of " + std::to_string(width) + " lanes, more than the " +
                         std::to_string(max_groups) + " a grid can have along x");
   }
+  // --inputs sweep[:BUFFER]: the swept buffer has one element per code, and so does the grid.
+  std::optional<in::Sweep> sweep;
+  if (inputs == "sweep" || inputs.rfind("sweep:", 0) == 0) {
+    sweep = in::plan_sweep(k, inputs.size() > 5 ? std::string_view(inputs).substr(6) : "");
+    const std::string what =
+        "--inputs " + escape_for_terminal(inputs) + " enumerates the " +
+        std::to_string(sweep->codes()) + " codes of " + std::string(ir::name(sweep->element)) +
+        ", so " + k.params[sweep->param].name + " has " + std::to_string(sweep->elements()) +
+        " elements and the grid " + std::to_string(sweep->elements()) + " lanes";
+    if ((has_grid || has_groups) && lanes != sweep->elements())
+      usage(k.name, what + "; " + (has_grid ? "--grid " + grid : "--groups " + groups) + " gives " +
+                        std::to_string(lanes) + " (leave it out)");
+    for (const auto& b : buffers)
+      if (b.substr(0, b.find('=')) == k.params[sweep->param].name)
+        usage(k.name, what + "; --buffer " + escape_for_terminal(b) + " would replace it");
+    lanes = sweep->elements();
+  }
   if (!lanes)
     usage(k.name, "no grid: give --grid LANES or --groups N (at least 1)");
   const uint64_t seed_value = parse_count(seed, "--seed");
-  auto kind = in::parse_kind(inputs);
+  // A sweep fills the other buffers as `random` does.
+  auto kind = sweep ? std::optional(in::Kind::Random) : in::parse_kind(inputs);
   if (!kind)
     usage(k.name, "--inputs " + escape_for_terminal(inputs) +
-                      ": not one of random, ties, edges, zeros, iota");
+                      ": not one of random, ties, edges, zeros, iota, sweep[:BUFFER]");
 
   std::map<std::string, uint64_t> scalars;
   for (const auto& a : args) {
@@ -349,6 +371,12 @@ diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
   }
 
   in::KernelInputs result = in::make_inputs(k, lanes, *kind, seed_value, scalars);
+  if (sweep) {
+    size_t slot = 0;
+    for (uint32_t i = 0; i < sweep->param; ++i)
+      slot += k.params[i].is_buffer();
+    in::fill_sweep(result.buffers[slot], *sweep);
+  }
 
   // Buffers are stored in parameter order among buffer parameters.
   for (const auto& o : overrides) {

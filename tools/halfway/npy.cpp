@@ -197,6 +197,10 @@ private:
 
 } // namespace
 
+std::string read_whole_file(const std::string& path) {
+  return read_all(path);
+}
+
 std::string npy_descr(ir::ScalarType t) {
   using ir::ScalarType;
   switch (t) {

@@ -17,6 +17,10 @@ rt::HostBuffer load_raw(const std::string& path, ir::ScalarType type);
 // Loads .npy when the name ends in ".npy", raw otherwise.
 rt::HostBuffer load_buffer(const std::string& path, ir::ScalarType type);
 
+// The bytes of `path`. Throws ErrorKind::Io naming the file when it cannot be opened or read, a
+// Usage error when it is a directory.
+std::string read_whole_file(const std::string& path);
+
 // Writing replaces the file atomically (cli_util.hpp: write_file_atomically).
 void save_npy(const std::string& path, const rt::HostBuffer& buffer);
 void save_raw(const std::string& path, const rt::HostBuffer& buffer);

@@ -53,13 +53,33 @@
 #include "halfway/runtime/device.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 namespace halfway::policy {
 class Registry;
 }
 
 namespace halfway::diff {
+
+// What one element's comparison concluded, as `halfway diff --dump` writes it (one u8 per element).
+enum class Verdict : uint8_t {
+  Exact = 0,       // identical under the comparison rules of compare.hpp
+  WithinBound = 1, // different, inside the element's §4 or §5 bound (or, with exact models,
+                   // equal to a rounding model)
+  Unchecked = 2,   // different, and nothing the interpreter records bounds it
+  Violation = 3,   // different, outside its bound (or no bound: the element must be exact)
+};
+
+// One output buffer's results in full (Options::results).
+struct BufferResults {
+  std::string name; // as BufferReport::name
+  uint32_t param = 0;
+  rt::HostBuffer reference, device;
+  std::vector<Verdict> verdicts; // one per element
+};
 
 struct Options {
   // Where the kernel's budget is read; null: policy::global_registry(). Give a device made with
@@ -83,6 +103,10 @@ struct Options {
   // compilers and drivers). Off: the bound decides, and elements inside it that equal no model
   // are counted as unexplained.
   bool exact_models = false;
+  // When set, run() appends the reference and device buffers and the per-element verdicts of
+  // every output buffer, in the order of Report::buffers (costs a copy of both results and a
+  // byte per element).
+  std::vector<BufferResults>* results = nullptr;
 };
 
 Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid& grid,

@@ -124,6 +124,25 @@ void fill_indices(rt::HostBuffer& buffer, uint64_t limit, uint64_t seed);
 bool fill_for_use(const ir::Kernel& kernel, uint32_t param, rt::HostBuffer& buffer, Kind kind,
                   uint64_t seed, std::span<const uint64_t> lengths);
 
+// Exhaustive sweeps (`--inputs sweep`): one input buffer holds every bit pattern of a 16- or 8-bit
+// float type, so a comparison covers every value that buffer can hold.
+struct Sweep {
+  uint32_t param = 0;                           // the swept buffer parameter
+  ir::ScalarType element = ir::ScalarType::F16; // f16, bf16, e4m3 or e5m2: whose codes are swept
+  uint32_t lanes = 1; // codes per element: 1, or the codes a u32 word packs (f16/bf16 2, fp8 4)
+  uint64_t codes() const { return uint64_t{1} << ir::info(element).bits; } // 65536 or 256
+  uint64_t elements() const { return codes(); } // the buffer's length: every code once per lane
+};
+// The buffer a sweep enumerates: `name` when not empty, else the kernel's only candidate. A
+// candidate is a read or read_write buffer of f16, bf16, e4m3 or e5m2, or of u32 words the kernel
+// unpacks as one of them (buffer_use). Usage error naming the kernel when `name` is no candidate,
+// when there is none, or when there are several and `name` is empty.
+Sweep plan_sweep(const ir::Kernel& kernel, std::string_view name = {});
+// Fills `buffer` (sweep.elements() elements of the parameter's type): element i holds code i;
+// packed, lane j of word i holds code (i + j * codes / lanes) mod codes, so that every code sits
+// once in every lane position and the lanes of one word differ.
+void fill_sweep(rt::HostBuffer& buffer, const Sweep& sweep);
+
 // Buffers and arguments for one launch of `kernel` over n lanes. Moving keeps `args` valid;
 // copying is not allowed.
 struct KernelInputs {

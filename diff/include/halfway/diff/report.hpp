@@ -64,6 +64,35 @@ struct ModelCounts {
   std::vector<interp::RoundingModel> fits() const;
 };
 
+// How far the device's elements are from the reference's, on a log scale of ulps (of the element
+// type for floats; integer units otherwise), counted over every element of a buffer:
+//   bucket 0: distance 0 (every exact element is here), bucket 1: distance 1,
+//   bucket k >= 2: distances 2^(k-2)+1 .. 2^(k-1), that is 2, 3-4, 5-8, 9-16, ...
+// The last bucket, 65, ends at 2^64-2, the largest distance there is. An element where exactly one
+// side is a NaN has no distance: it is counted in nan_mismatch instead.
+struct UlpHistogram {
+  static constexpr size_t kBuckets = 66;
+  std::array<uint64_t, kBuckets> counts{};
+  uint64_t nan_mismatch = 0;
+
+  static size_t bucket(uint64_t ulps);
+  static uint64_t lo(size_t bucket); // the smallest and largest distance the bucket holds
+  static uint64_t hi(size_t bucket);
+  // "0", "1", "2", "3-4", ..., "32769-65536", then "2^16+1-2^17", ...: at most 11 characters.
+  static std::string label(size_t bucket);
+  // Counts one element; UINT64_MAX (diff::distance's NaN against a number) counts a NaN mismatch.
+  void add(uint64_t ulps);
+  // Buckets 0 up to the last non-empty one (1 when all are empty): what the renderings show.
+  size_t used() const;
+  uint64_t total() const; // every element counted, NaN mismatches included
+};
+
+// The histogram as text bars, one line per bucket up to used() and a "NaN" line when there are
+// NaN mismatches, each line `indent` then the bucket, a bar of '#' scaled linearly to the largest
+// count (a non-empty bucket gets at least one '#') and the count; no line is longer than 80
+// columns. Plain characters, no colour: the text is the same on a terminal and in a pipe.
+std::string histogram_text(const UlpHistogram& histogram, std::string_view indent);
+
 struct BufferReport {
   std::string name; // the parameter's name (the first one, when a buffer is bound twice)
   uint32_t param = 0;
@@ -87,7 +116,8 @@ struct BufferReport {
   // nothing about the device (see Report::inconclusive).
   uint64_t reference_nan = 0;
   uint64_t unchanged = 0;
-  ModelCounts models; // empty unless single rounding holds
+  UlpHistogram histogram; // distance(reference, device) of every element
+  ModelCounts models;     // empty unless single rounding holds
 };
 
 // Why a comparison proves nothing about one output buffer.
@@ -129,6 +159,8 @@ std::string to_text(const Report& report);
 //  "inconclusive": [{"buffer", "reason"}], "inconclusive_accepted",
 //  "buffers": [{"name", "param", "type", "size", "exact", "within_bound", "violations",
 //               "unchecked", "max_ulps", "nan_mismatches", "reference_nan", "unchanged",
+//               "histogram": {"buckets": [{"label", "lo", "hi", "count"}] (buckets 0 to
+//                                          UlpHistogram::used()), "nan_mismatch"},
 //               "first_violations": [{"index", "inputs": [{"name", "type", "scalar", "bits",
 //                                     "value"}], "reference": {"bits", "value"},
 //                                     "device": {"bits", "value"}, "ulps",
@@ -140,7 +172,8 @@ std::string to_text(const Report& report);
 //                                   "FusedMul"}, "equal": {same keys}, "fits": [...], "explained",
 //                                   "unexplained", "max_bound_ratio" (null when nothing differs;
 //                                   the string "inf" when the bound admits only the reference),
-//                                   "first_unexplained": [as first_violations]}}],
+//                                   "first_unexplained": [as first_violations]},
+//               "models": rounding_models.equal, or null when no model was counted}],
 //  "exact_models", "notes": [...]}
 // Bit patterns and values are strings ("0x3c00", "1", "nan", "-inf") so that every value
 // survives a JSON parser; a violation's ulps is null for a NaN against a number; a reason is
