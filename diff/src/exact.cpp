@@ -1,8 +1,10 @@
 #include "exact.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <mpfr.h>
 
 namespace halfway::diff::detail {
@@ -48,7 +50,18 @@ double to_double_odd(const mpfr_t v) {
 
 // Zero terms are skipped rather than added, so that a -0 stays -0 (MPFR, like IEEE, makes
 // -0 + +0 = +0).
+// The precision is just enough for the exact sum (every term's lowest bit is at or above its
+// exponent - 52, the sum's highest at most two above the largest exponent): far below kBits for
+// the usual operands, which keeps bounds cheap when millions of elements need one.
 static void set_sum(mpfr_t x, double a, double b, double c) {
+  int high = std::numeric_limits<int>::min(), low = std::numeric_limits<int>::max();
+  for (double v : {a, b, c})
+    if (std::isfinite(v) && v != 0) {
+      high = std::max(high, std::ilogb(v));
+      low = std::min(low, std::ilogb(v) - 52);
+    }
+  const mpfr_prec_t prec = high < low ? 64 : static_cast<mpfr_prec_t>(high + 3 - low);
+  mpfr_set_prec(x, std::clamp<mpfr_prec_t>(prec, 64, Scratch::kBits));
   mpfr_set_d(x, a, MPFR_RNDN);
   if (b != 0 || std::isnan(b))
     mpfr_add_d(x, x, b, MPFR_RNDN);
@@ -70,6 +83,7 @@ double sum_nearest(double a, double b, double c) {
 
 double mul_add_odd(double a, double b, double c) {
   Scratch& s = scratch();
+  mpfr_set_prec(s.x, Scratch::kBits); // set_sum may have narrowed it
   mpfr_set_d(s.x, a, MPFR_RNDN);
   mpfr_mul_d(s.x, s.x, b, MPFR_RNDN);
   mpfr_add_d(s.x, s.x, c, MPFR_RNDN);
@@ -78,6 +92,7 @@ double mul_add_odd(double a, double b, double c) {
 
 int compare_mul_add(double a, double b, double c, double m) {
   Scratch& s = scratch();
+  mpfr_set_prec(s.x, Scratch::kBits); // set_sum may have narrowed it
   mpfr_set_d(s.x, a, MPFR_RNDN);
   mpfr_mul_d(s.x, s.x, b, MPFR_RNDN);
   mpfr_add_d(s.x, s.x, c, MPFR_RNDN);

@@ -1,6 +1,7 @@
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/report.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
@@ -107,7 +108,51 @@ std::string violation_json(const BufferReport& b, const Violation& v) {
   }
   out << "], \"reference\": " << value_json(b.type, v.reference)
       << ", \"device\": " << value_json(b.type, v.device) << ", \"ulps\": " << ulps_json(v.ulps)
-      << ", \"bound\": " << bound_json(v.bound, b.type) << "}";
+      << ", \"bound\": " << bound_json(v.bound, b.type) << ", \"models\": ";
+  if (v.models) {
+    out << "{";
+    for (interp::RoundingModel m : interp::kAllRoundingModels)
+      out << (m == interp::RoundingModel::TwoStep ? "" : ", ") << json_quote(interp::name(m))
+          << ": " << value_json(b.type, (*v.models)[static_cast<size_t>(m)]);
+    out << "}";
+  } else {
+    out << "null";
+  }
+  out << "}";
+  return out.str();
+}
+
+std::string counts_json(const std::array<uint64_t, interp::kRoundingModels>& counts) {
+  std::string out = "{";
+  for (interp::RoundingModel m : interp::kAllRoundingModels)
+    out += (m == interp::RoundingModel::TwoStep ? "" : ", ") + json_quote(interp::name(m)) + ": " +
+           std::to_string(counts[static_cast<size_t>(m)]);
+  return out + "}";
+}
+
+std::string models_json(const BufferReport& b) {
+  const ModelCounts& m = b.models;
+  std::ostringstream out;
+  out << "{\"elements\": " << m.elements << ", \"first\": " << counts_json(m.first)
+      << ", \"equal\": " << counts_json(m.equal) << ", \"fits\": [";
+  const auto fits = m.fits();
+  for (size_t i = 0; i < fits.size(); ++i)
+    out << (i ? ", " : "") << json_quote(interp::name(fits[i]));
+  out << "], \"explained\": " << m.explained << ", \"unexplained\": " << m.unexplained
+      << ", \"max_bound_ratio\": ";
+  if (!m.max_bound_ratio) {
+    out << "null";
+  } else if (std::isinf(*m.max_bound_ratio)) {
+    out << "\"inf\""; // JSON has no infinity: a string, like the values
+  } else {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.17g", *m.max_bound_ratio);
+    out << ratio;
+  }
+  out << ", \"first_unexplained\": [";
+  for (size_t j = 0; j < m.first_unexplained.size(); ++j)
+    out << (j ? ", " : "") << violation_json(b, m.first_unexplained[j]);
+  out << "]}";
   return out.str();
 }
 
@@ -152,9 +197,11 @@ std::string to_json(const Report& r) {
         << ", \"histogram\": " << histogram_json(b.histogram) << ", \"first_violations\": [";
     for (size_t j = 0; j < b.first_violations.size(); ++j)
       out << (j ? ", " : "") << violation_json(b, b.first_violations[j]);
-    out << "]}";
+    // "models": the per-model counts in the short form readers such as `halfway plot` take.
+    out << "], \"rounding_models\": " << models_json(b)
+        << ", \"models\": " << (b.models.elements ? counts_json(b.models.equal) : "null") << "}";
   }
-  out << "], \"notes\": [";
+  out << "], \"exact_models\": " << (r.exact_models ? "true" : "false") << ", \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i)
     out << (i ? ", " : "") << json_quote(r.notes[i]);
   out << "]}";

@@ -4,10 +4,12 @@
 #include "halfway/diff/diff.hpp"
 #include "halfway/interp/interp.hpp"
 #include "halfway/ir/narrowing.hpp"
+#include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/formats.hpp"
 #include "halfway/policy/policy.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -49,22 +51,33 @@ public:
                const std::unordered_map<ir::ExprId, const ir::NarrowingSite*>& barrier_sites,
                std::vector<std::string>& notes) {
     std::map<ir::ExprId, uint64_t> nowhere;
+    // Records come in runs of one site and one buffer: remember the last lookups.
+    ir::ExprId last_site = ir::kNone;
+    bool barriered = false;
+    uint32_t last_memory = ir::kNone;
+    std::vector<size_t>* slots = nullptr;
     for (size_t r = 0; r < records.size(); ++r) {
       const interp::ShadowRecord& rec = records[r];
-      auto site = barrier_sites.find(rec.site);
-      if (site == barrier_sites.end())
+      if (rec.site != last_site) {
+        last_site = rec.site;
+        barriered = barrier_sites.count(rec.site) != 0;
+      }
+      if (!barriered)
         continue;
       if (!rec.destination || rec.destination->space != ir::Space::Buffer ||
           rec.destination->memory >= args.size() || !args[rec.destination->memory].buffer) {
         ++nowhere[rec.site];
         continue;
       }
-      const rt::HostBuffer* b = args[rec.destination->memory].buffer;
-      auto& slots = last_[b];
-      if (slots.empty())
-        slots.assign(b->size(), kNoRecord);
-      if (rec.destination->index < slots.size())
-        slots[rec.destination->index] = r;
+      if (rec.destination->memory != last_memory) {
+        last_memory = rec.destination->memory;
+        const rt::HostBuffer* b = args[last_memory].buffer;
+        slots = &last_[b];
+        if (slots->empty())
+          slots->assign(b->size(), kNoRecord);
+      }
+      if (rec.destination->index < slots->size())
+        (*slots)[rec.destination->index] = r;
     }
     for (auto& [id, count] : nowhere)
       notes.push_back("narrowing site '" + std::string(barrier_sites.at(id)->where) + "' (" +
@@ -73,14 +86,39 @@ public:
                       "bit for bit, so single rounding there shows up as violations");
   }
 
-  size_t record(const rt::HostBuffer* b, uint64_t index) const {
+  // Per element of `b`, the record index or kNoRecord; null when no record stored to `b`.
+  const std::vector<size_t>* records(const rt::HostBuffer* b) const {
     auto it = last_.find(b);
-    return it == last_.end() ? kNoRecord : it->second[index];
+    return it == last_.end() ? nullptr : &it->second;
   }
 
 private:
   std::unordered_map<const rt::HostBuffer*, std::vector<size_t>> last_;
 };
+
+// An end of a single-rounding bound as a value (NaN ends as the infinity of their sign).
+double bound_end(num::Format f, uint64_t bits) {
+  const double v = num::to_double(f, bits);
+  if (std::isnan(v))
+    return num::sign_bit(f, bits) ? -std::numeric_limits<double>::infinity()
+                                  : std::numeric_limits<double>::infinity();
+  return v;
+}
+
+// |d - r| over the distance from r to the bound's end on d's side (ModelCounts::max_bound_ratio);
+// none when either is not a number.
+std::optional<double> bound_ratio(const Bound& b, num::Format f, uint64_t reference,
+                                  uint64_t device, const num::FloatControls& controls) {
+  const double r = num::to_double(f, num::apply_flush(f, reference, controls));
+  const double d = num::to_double(f, num::apply_flush(f, device, controls));
+  if (!std::isfinite(r) || !std::isfinite(d))
+    return std::nullopt;
+  const double end = d > r ? bound_end(f, b.hi) : bound_end(f, b.lo);
+  const double width = std::fabs(end - r), diff = std::fabs(d - r);
+  if (diff == 0)
+    return 0.0;
+  return width == 0 ? std::numeric_limits<double>::infinity() : diff / width;
+}
 
 // For each output buffer element, the last accumulation record whose destination is it (its
 // bounded flag says whether it bounds the element's final value).
@@ -142,6 +180,16 @@ void judge_conclusive(const BufferReport& b, const Options& options,
 }
 
 } // namespace
+
+std::vector<interp::RoundingModel> ModelCounts::fits() const {
+  std::vector<interp::RoundingModel> out;
+  if (elements == 0)
+    return out;
+  for (interp::RoundingModel m : interp::kAllRoundingModels)
+    if (equal[static_cast<size_t>(m)] == elements)
+      out.push_back(m);
+  return out;
+}
 
 uint64_t Report::violations() const {
   uint64_t n = 0;
@@ -227,6 +275,8 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     b.param = static_cast<uint32_t>(p);
     b.type = param.type;
     b.size = want.size();
+    const std::vector<size_t>* site_records =
+        single && format ? destinations.records(original) : nullptr;
     std::vector<Verdict> verdicts(options.results ? b.size : 0, Verdict::Exact);
     for (uint64_t i = 0; i < b.size; ++i) {
       const uint64_t r = want.get_bits(i), d = got.get_bits(i);
@@ -234,19 +284,42 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         ++b.unchanged;
       if (format && num::is_nan(*format, r))
         ++b.reference_nan;
-      if (same_bits(b.type, r, d, report.controls)) {
+      const bool same = same_bits(b.type, r, d, report.controls);
+      // The element's shadow record, when an unbarriered site of the element's type stored it.
+      // A site of another type (stored through a reinterpretation) bounds nothing: bit for bit.
+      const interp::ShadowRecord* record = nullptr;
+      const ir::NarrowingSite* site = nullptr;
+      const bool stored_by_site = site_records && (*site_records)[i] != kNoRecord;
+      if (stored_by_site) {
+        record = &stats.shadow[(*site_records)[i]];
+        site = barrier_sites.at(record->site);
+        if (site->to != b.type)
+          record = nullptr;
+      }
+      bool explained = same;
+      if (record) {
+        ++b.models.elements;
+        bool matched = false;
+        for (size_t m = 0; m < interp::kRoundingModels; ++m)
+          if (same_bits(b.type, record->models[m], d, report.controls)) {
+            ++b.models.equal[m];
+            if (!matched)
+              ++b.models.first[m];
+            matched = true;
+          }
+        explained = explained || matched;
+        if (!same && matched)
+          ++b.models.explained;
+      }
+      if (same) {
         ++b.exact;
         b.histogram.add(0);
         continue;
       }
       Bound bound;
-      const size_t rec = single ? destinations.record(original, i) : kNoRecord;
-      if (rec != kNoRecord && float_format(b.type)) {
-        const interp::ShadowRecord& record = stats.shadow[rec];
-        const ir::NarrowingSite& site = *barrier_sites.at(record.site);
-        if (site.to == b.type)
-          bound = single_rounding_bound(k, site, record, r, report.controls);
-      } else if (accumulates) {
+      if (record) {
+        bound = single_rounding_bound(k, *site, *record, r, report.controls);
+      } else if (accumulates && !stored_by_site) {
         const size_t acc = accumulated.record(original, i);
         if (acc != kNoRecord)
           bound = relaxed_accumulation_bound(stats.accumulations[acc], b.type, r, report.controls);
@@ -259,17 +332,37 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         ++b.nan_mismatches;
       else
         b.max_ulps = std::max(b.max_ulps, ulps);
+      auto shown = [&] {
+        Violation v{i, inputs_at(k, args, i), r, d, ulps, bound, std::nullopt};
+        if (record)
+          v.models = record->models;
+        return v;
+      };
+      const bool inside =
+          bound.kind != Bound::Kind::Unchecked && accepts(bound, b.type, r, d, report.controls);
+      if (record) {
+        if (auto ratio = bound_ratio(bound, *format, r, d, report.controls))
+          b.models.max_bound_ratio = std::max(b.models.max_bound_ratio.value_or(0), *ratio);
+        if (!explained && inside) {
+          ++b.models.unexplained;
+          if (b.models.first_unexplained.size() < options.max_shown)
+            b.models.first_unexplained.push_back(shown());
+        }
+      }
+      // With exact models an element at a site passes when a model explains it; otherwise the
+      // bound decides.
+      const bool accepted = record && options.exact_models ? explained : inside;
       Verdict verdict = Verdict::Violation;
       if (bound.kind == Bound::Kind::Unchecked) {
         ++b.unchecked;
         verdict = Verdict::Unchecked;
-      } else if (accepts(bound, b.type, r, d, report.controls)) {
+      } else if (accepted) {
         ++b.within_bound;
         verdict = Verdict::WithinBound;
       } else {
         ++b.violations;
         if (b.first_violations.size() < options.max_shown)
-          b.first_violations.push_back({i, inputs_at(k, args, i), r, d, ulps, bound});
+          b.first_violations.push_back(shown());
       }
       if (options.results)
         verdicts[i] = verdict;
@@ -280,6 +373,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     report.buffers.push_back(std::move(b));
   }
   report.inconclusive_accepted = options.accept_inconclusive;
+  report.exact_models = options.exact_models;
   return report;
 }
 

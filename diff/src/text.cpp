@@ -1,6 +1,7 @@
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/report.hpp"
 
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -36,6 +37,57 @@ void violation_text(std::ostringstream& out, const BufferReport& b, const Violat
   out << "\n      reference " << format_value(b.type, v.reference) << ", device "
       << format_value(b.type, v.device) << ": " << ulps_text(v.ulps)
       << "; allowed: " << describe(v.bound, b.type) << "\n";
+  if (v.models) {
+    out << "      models:";
+    for (interp::RoundingModel m : interp::kAllRoundingModels)
+      out << (m == interp::RoundingModel::TwoStep ? " " : ", ") << interp::name(m) << " "
+          << format_value(b.type, (*v.models)[static_cast<size_t>(m)]);
+    out << "\n";
+  }
+}
+
+// Which rounding model the device followed at the unbarriered sites, and what none explains.
+void models_text(std::ostringstream& out, const BufferReport& b, bool exact_models) {
+  const ModelCounts& m = b.models;
+  out << "  rounding models at unbarriered sites (" << m.elements << " elements):";
+  const char* sep = " ";
+  for (interp::RoundingModel model : interp::kAllRoundingModels)
+    if (uint64_t n = m.first[static_cast<size_t>(model)]) {
+      out << sep << interp::name(model) << " on " << n;
+      sep = ", ";
+    }
+  out << " (each under the first model it equals; equal to each:";
+  sep = " ";
+  for (interp::RoundingModel model : interp::kAllRoundingModels) {
+    out << sep << interp::name(model) << " " << m.equal[static_cast<size_t>(model)];
+    sep = ", ";
+  }
+  out << "); fits: ";
+  const auto fits = m.fits();
+  sep = "";
+  for (interp::RoundingModel model : fits) {
+    out << sep << interp::name(model);
+    sep = ", ";
+  }
+  out << (fits.empty() ? "no single model" : "") << "\n";
+  // "within bound, unexplained: N", never "N within bound": that phrase counts passed elements.
+  out << "  explained by a model: " << m.explained
+      << " differing elements; within bound, unexplained: " << m.unexplained
+      << (exact_models && m.unexplained ? " (violations)" : "")
+      << "; largest |difference| / bound: ";
+  if (m.max_bound_ratio) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.3g", *m.max_bound_ratio);
+    out << ratio << "\n";
+  } else {
+    out << "none (nothing differs)\n";
+  }
+  if (!m.first_unexplained.empty()) {
+    out << "  first " << m.first_unexplained.size() << " of " << m.unexplained
+        << " elements within bound, unexplained:\n";
+    for (const Violation& v : m.first_unexplained)
+      violation_text(out, b, v);
+  }
 }
 
 } // namespace
@@ -50,6 +102,8 @@ std::string to_text(const Report& r) {
   if (!r.budget.holds_any())
     out << "        (no opt-in: every element must be bit-exact)\n";
   out << "float controls: " << controls_text(r.controls) << "\n";
+  if (r.exact_models)
+    out << "exact models: an element at an unbarriered site must equal a rounding model\n";
   for (const BufferReport& b : r.buffers) {
     out << b.name << " (" << ir::name(b.type) << "[" << b.size << "]): " << b.exact << " exact, "
         << b.within_bound << " within bound, " << b.violations << " violations";
@@ -63,6 +117,8 @@ std::string to_text(const Report& r) {
         << (float_format(b.type) ? "ulps of " + std::string(ir::name(b.type)) : "integer units")
         << "):\n"
         << histogram_text(b.histogram, "  ");
+    if (b.models.elements)
+      models_text(out, b, r.exact_models);
     if (!b.first_violations.empty()) {
       out << "  first " << b.first_violations.size() << " of " << b.violations
           << " violations (inputs shown at the same index; scalars as given):\n";

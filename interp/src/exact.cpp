@@ -72,7 +72,10 @@ bool linear_terms(const std::vector<ExactSite::TreeOp>& tree, int i, bool negati
   case ir::Op::Mul:
     return product(op.args[0], op.args[1]);
   case ir::Op::Fma:
-    return product(op.args[0], op.args[1]) && linear_terms(tree, op.args[2], negative, out);
+    if (!product(op.args[0], op.args[1]))
+      return false;
+    out.back().fma = true;
+    return linear_terms(tree, op.args[2], negative, out);
   default:
     return false;
   }
@@ -138,7 +141,88 @@ uint64_t index_value(Exec& x, ir::ExprId index, uint32_t lane) {
   return v;
 }
 
+// Which tree nodes the FusedF32 and FusedMul models round (shadow.hpp): FusedF32 every add, sub,
+// mul and fma except the mul each add or sub contracts (its first operand that is a mul, through
+// negations, else its second); FusedMul only the muls.
+void model_rounding(ExactSite& s) {
+  const size_t n = s.tree.size();
+  s.fused_f32_rounds.assign(n, 0);
+  s.fused_mul_rounds.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const ExactSite::TreeOp& op = s.tree[i];
+    if (op.leaf)
+      continue;
+    s.fused_f32_rounds[i] = op.op == ir::Op::Add || op.op == ir::Op::Sub || op.op == ir::Op::Mul ||
+                            op.op == ir::Op::Fma;
+    s.fused_mul_rounds[i] = op.op == ir::Op::Mul;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const ExactSite::TreeOp& op = s.tree[i];
+    if (op.leaf || (op.op != ir::Op::Add && op.op != ir::Op::Sub))
+      continue;
+    for (int k = 0; k < 2; ++k) {
+      int j = op.args[k];
+      while (!s.tree[j].leaf && s.tree[j].op == ir::Op::Neg)
+        j = s.tree[j].args[0];
+      if (!s.tree[j].leaf && s.tree[j].op == ir::Op::Mul) {
+        s.fused_f32_rounds[j] = 0;
+        break;
+      }
+    }
+  }
+}
+
+// A double rounded to nearest-even into the source type, flushed where the controls flush it.
+double round_source(const ExactSite& s, double v, const num::FloatControls& c) {
+  return num::to_double(s.from, num::apply_flush(s.from, num::from_double(s.from, v), c));
+}
+
+// The exact sum of two doubles rounded to odd (NaN for inf - inf).
+double odd_sum(double a, double b) {
+  const double sum = a + b;
+  if (!std::isfinite(sum))
+    return sum;
+  const double bb = sum - a; // TwoSum (Knuth)
+  const double err = (a - (sum - bb)) + (b - bb);
+  return round_to_odd(sum, err);
+}
+
 } // namespace
+
+ModelResults model_results(Exec& x, const ExactSite& s, uint32_t lane, const ExactValue& v) {
+  if (s.terms.empty())
+    return model_results_mpfr(x, s, lane);
+  const num::FloatControls& c = x.options().controls;
+  // Each term as FusedF32 and FusedMul see it: a product exact or rounded in the source type.
+  // FusedF32 contracts the first product into the sum when there are two terms (the other one
+  // feeds the fma rounded); FusedMul rounds every product that is not an fma's.
+  double f32[2] = {0, 0}, mul[2] = {0, 0};
+  bool contracted = false;
+  for (size_t i = 0; i < s.terms.size(); ++i) {
+    const ExactSite::Term& term = s.terms[i];
+    double t = exact_leaf(x, s, term.a, lane);
+    double t32 = t, tmul = t;
+    if (term.b != ir::kNone) {
+      t *= exact_leaf(x, s, term.b, lane); // exact: at most 48 significant bits
+      const double rounded = round_source(s, t, c);
+      const bool contract = s.terms.size() == 2 && !contracted;
+      contracted = contracted || contract;
+      t32 = term.fma || contract ? t : rounded;
+      tmul = term.fma ? t : rounded;
+    }
+    f32[i] = term.negative ? -t32 : t32;
+    mul[i] = term.negative ? -tmul : tmul;
+  }
+  ModelResults m;
+  if (std::isnan(v.hi)) { // the models only differ on numbers
+    m.fused_f32 = m.fused_mul = num::from_double(s.to, v.hi, s.rounding, s.overflow);
+    return m;
+  }
+  const double source = round_source(s, odd_sum(f32[0], f32[1]), c);
+  m.fused_f32 = num::from_double(s.to, source, s.rounding, s.overflow);
+  m.fused_mul = num::from_double(s.to, odd_sum(mul[0], mul[1]), s.rounding, s.overflow);
+  return m;
+}
 
 std::shared_ptr<ExactSite> make_exact_site(const Program& p, const ir::NarrowingSite& site) {
   auto s = std::make_shared<ExactSite>();
@@ -153,6 +237,7 @@ std::shared_ptr<ExactSite> make_exact_site(const Program& p, const ir::Narrowing
   s->producer_reg = p.nodes[site.producer].reg;
   std::set<ir::ExprId> producers(site.producers.begin(), site.producers.end());
   build_tree(p, producers, site.producer, s->tree);
+  model_rounding(*s);
   std::vector<ExactSite::Term> terms;
   if (linear_terms(s->tree, static_cast<int>(s->tree.size() - 1), false, terms) &&
       terms.size() <= 2) {
@@ -180,11 +265,18 @@ void eval_site(Exec& x, const Node& n) {
   const uint32_t wg_lanes = x.program().wg_lanes;
   for_active(x.mask(), [&](uint32_t lane) {
     ExactValue v = exact_value(x, s, lane);
+    const uint64_t two_step = get_slot(result, to_bytes, lane);
+    const uint64_t single = num::from_double(s.to, v.odd, s.rounding, s.overflow);
     if (s.single)
-      set_slot(result, to_bytes, lane, num::from_double(s.to, v.odd, s.rounding, s.overflow));
+      set_slot(result, to_bytes, lane, single);
     if (!s.shadow)
       return;
     ShadowRecord r;
+    const ModelResults m = model_results(x, s, lane, v);
+    r.models[static_cast<size_t>(RoundingModel::TwoStep)] = static_cast<uint32_t>(two_step);
+    r.models[static_cast<size_t>(RoundingModel::FusedF32)] = static_cast<uint32_t>(m.fused_f32);
+    r.models[static_cast<size_t>(RoundingModel::Single)] = static_cast<uint32_t>(single);
+    r.models[static_cast<size_t>(RoundingModel::FusedMul)] = static_cast<uint32_t>(m.fused_mul);
     r.site = n.id;
     r.workgroup = x.workgroup_of(lane);
     r.lane = x.local_of(lane);

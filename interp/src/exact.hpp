@@ -39,11 +39,15 @@ struct ExactSite {
     std::array<int, 3> args{-1, -1, -1};
   };
   std::vector<TreeOp> tree;
+  // Per tree node, whether the FusedF32 and the FusedMul models round it into the source type
+  // (shadow.hpp, RoundingModel): the MPFR path of model_results.
+  std::vector<uint8_t> fused_f32_rounds, fused_mul_rounds;
 
   // The error-free path: the value is the sum of these terms (empty: use MPFR).
   struct Term {
     bool negative = false;
     uint32_t a = 0, b = ir::kNone; // leaf registers; b == kNone: the term is the leaf a
+    bool fma = false;              // the product of an fma (never rounded on its own)
   };
   std::vector<Term> terms;
 };
@@ -59,6 +63,14 @@ ExactValue exact_value(Exec& x, const ExactSite& s, uint32_t lane);
 // The MPFR path (exact_mpfr.cpp), and a leaf's exact value (flushed when the controls flush it).
 ExactValue exact_value_mpfr(Exec& x, const ExactSite& s, uint32_t lane);
 double exact_leaf(Exec& x, const ExactSite& s, uint32_t reg, uint32_t lane);
+
+// The FusedF32 and FusedMul results (shadow.hpp, RoundingModel) of one evaluation, bit patterns
+// of the target type; `v` is the evaluation's exact value. The MPFR path is model_results_mpfr.
+struct ModelResults {
+  uint64_t fused_f32 = 0, fused_mul = 0;
+};
+ModelResults model_results(Exec& x, const ExactSite& s, uint32_t lane, const ExactValue& v);
+ModelResults model_results_mpfr(Exec& x, const ExactSite& s, uint32_t lane);
 
 // The evaluation function of a narrowing convert that is rounded once or shadowed: the ordinary
 // conversion, then the site's single rounding and records on the active lanes.

@@ -1,6 +1,8 @@
 // The MPFR path of exact.hpp: every op of the producer tree at the precision that makes it exact.
 #include "exact.hpp"
 #include "exec.hpp"
+#include "halfway/numerics/convert.hpp"
+#include "halfway/numerics/float_controls.hpp"
 
 #include <bit>
 #include <cmath>
@@ -79,10 +81,86 @@ void accumulate(Workspace& w, mpfr_srcptr v) {
   mpfr_swap(w.sum(), w.acc());
 }
 
+// v rounded to odd into a double: truncated (DBL_MAX beyond the double range, a signed zero below
+// it), the last bit forced when anything was cut off.
+double odd_double(mpfr_srcptr v) {
+  if (!mpfr_regular_p(v))
+    return mpfr_get_d(v, MPFR_RNDN);
+  double odd = mpfr_get_d(v, MPFR_RNDZ);
+  if (mpfr_cmp_d(v, odd) != 0)
+    odd = std::bit_cast<double>(std::bit_cast<uint64_t>(odd) | 1);
+  return odd;
+}
+
+// v rounded to nearest-even into the source type (through round-to-odd, exact for every source
+// narrower than double; directly for f64), flushed where the controls flush it, as a double.
+double round_source(const ExactSite& s, mpfr_srcptr v, const num::FloatControls& c) {
+  const double d = s.from == num::Format::F64 ? mpfr_get_d(v, MPFR_RNDN) : odd_double(v);
+  return num::to_double(s.from, num::apply_flush(s.from, num::from_double(s.from, d), c));
+}
+
+// The root of the producer tree evaluated exactly, except that the nodes `rounds` marks are
+// rounded into the source type; the result rounded once into the target.
+uint64_t model_value(Workspace& w, Exec& x, const ExactSite& s, uint32_t lane,
+                     const std::vector<uint8_t>& rounds) {
+  const num::FloatControls& c = x.options().controls;
+  for (size_t i = 0; i < s.tree.size(); ++i) {
+    const ExactSite::TreeOp& op = s.tree[i];
+    mpfr_ptr r = w.at(i + 1);
+    auto arg = [&](int k) { return w.at(static_cast<size_t>(op.args[k]) + 1); };
+    if (op.leaf) {
+      mpfr_set_prec(r, 64);
+      mpfr_set_d(r, exact_leaf(x, s, op.reg, lane), MPFR_RNDN); // exact
+      continue;
+    }
+    switch (op.op) {
+    case ir::Op::Neg:
+      mpfr_set_prec(r, mpfr_get_prec(arg(0)));
+      mpfr_neg(r, arg(0), MPFR_RNDN);
+      break;
+    case ir::Op::Add:
+      exact_add(r, arg(0), arg(1), false);
+      break;
+    case ir::Op::Sub:
+      exact_add(r, arg(0), arg(1), true);
+      break;
+    case ir::Op::Mul:
+      exact_mul(r, arg(0), arg(1));
+      break;
+    case ir::Op::Fma:
+      exact_mul(w.at(0), arg(0), arg(1));
+      exact_add(r, w.at(0), arg(2), false);
+      break;
+    default:
+      break;
+    }
+    if (rounds[i] && !mpfr_nan_p(r)) {
+      const double rounded = round_source(s, r, c);
+      mpfr_set_prec(r, 64);
+      mpfr_set_d(r, rounded, MPFR_RNDN); // exact: a value of the source type
+    }
+  }
+  mpfr_srcptr v = w.at(s.tree.size());
+  if (mpfr_nan_p(v))
+    return num::from_double(s.to, kNan, s.rounding, s.overflow);
+  return num::from_double(s.to, odd_double(v), s.rounding, s.overflow);
+}
+
+Workspace& workspace() {
+  thread_local Workspace w;
+  return w;
+}
+
 } // namespace
 
+ModelResults model_results_mpfr(Exec& x, const ExactSite& s, uint32_t lane) {
+  Workspace& w = workspace();
+  return {model_value(w, x, s, lane, s.fused_f32_rounds),
+          model_value(w, x, s, lane, s.fused_mul_rounds)};
+}
+
 ExactValue exact_value_mpfr(Exec& x, const ExactSite& s, uint32_t lane) {
-  thread_local Workspace w;
+  Workspace& w = workspace();
   mpfr_set_prec(w.acc(), 64);
   mpfr_set_zero(w.acc(), 1);
   // Slot i + 1 holds tree node i; slot 0 is scratch.

@@ -104,8 +104,12 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
       } catch (const Stopped&) {
         return;
       }
-      if (options.shadow)
+      if (options.shadow) {
         records[b] = std::move(exec.shadow());
+        // The next batch makes about as many records: one allocation instead of a doubling series.
+        exec.shadow().clear();
+        exec.shadow().reserve(records[b].size());
+      }
       exec.shadow().clear();
       if (options.shadow)
         accumulations[b] = std::move(exec.accumulations());
@@ -141,9 +145,15 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
   stats.workgroups = groups;
   stats.invocations = groups * program.wg_lanes;
   stats.threads = threads;
-  for (auto& r : records)
-    stats.shadow.insert(stats.shadow.end(), std::make_move_iterator(r.begin()),
-                        std::make_move_iterator(r.end()));
+  // Sized once (records run to gigabytes on large grids), each batch freed once copied.
+  size_t total = 0;
+  for (const auto& r : records)
+    total += r.size();
+  stats.shadow.reserve(total);
+  for (auto& r : records) {
+    stats.shadow.insert(stats.shadow.end(), r.begin(), r.end());
+    std::vector<ShadowRecord>().swap(r);
+  }
   for (auto& r : accumulations)
     stats.accumulations.insert(stats.accumulations.end(), std::make_move_iterator(r.begin()),
                                std::make_move_iterator(r.end()));

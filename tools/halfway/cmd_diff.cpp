@@ -27,6 +27,7 @@ struct DiffOptions {
   std::string max_shown = "10";
   std::string max_unchecked = "0";
   bool accept_inconclusive = false;
+  bool exact_models = false;
   std::string dump; // a folder
   const CLI::Option* dump_option = nullptr;
 };
@@ -102,6 +103,11 @@ Runner add_diff(CLI::App& app) {
   sub->add_flag("--accept-inconclusive", o->accept_inconclusive,
                 "Exit 0 when nothing is violated even if a comparison proves nothing (an output "
                 "all NaN, never written, or unchecked); it is still reported");
+  sub->add_flag("--exact-models", o->exact_models,
+                "Under single rounding, an element an unbarriered narrowing site stored must equal "
+                "one of the rounding models (TwoStep, FusedF32, Single, FusedMul) bit for bit, "
+                "instead of lying within the documented bound (for validating compilers and "
+                "drivers)");
   o->dump_option =
       sub->add_option("--dump", o->dump,
                       "Write, for every output buffer B, DIR/B.reference.npy, DIR/B.device.npy and "
@@ -114,6 +120,7 @@ Runner add_diff(CLI::App& app) {
     opts.max_shown = parse_count(o->max_shown, "--show");
     opts.max_unchecked = parse_count(o->max_unchecked, "--max-unchecked");
     opts.accept_inconclusive = o->accept_inconclusive;
+    opts.exact_models = o->exact_models;
     opts.launch = o->setup.launch_options();
     auto kernel = o->choice.load();
     std::vector<std::string> devices;

@@ -7,7 +7,11 @@
 //    with the two-step interpreter catches a contraction that should not have happened.
 //  - within the §4 bound (bound.hpp) where the budget holds single rounding, for each element
 //    that an unbarriered narrowing site stored directly (the interpreter's shadow record names the
-//    destination). Every other element is still compared bit for bit.
+//    destination). Every other element is still compared bit for bit. Each such element is also
+//    matched against the rounding models of that evaluation (interp shadow.hpp, RoundingModel):
+//    the report counts the elements equal to each model (ModelCounts) and lists those that
+//    differ from the reference, lie inside the bound and equal no model ("unexplained"). With
+//    Options::exact_models the models decide instead of the bound: an element must equal one.
 //  - under relaxed accumulation (a kernel with loop-carried accumulations, ir::accumulations), an
 //    element that differs and whose final value a store of an accumulation local wrote (the
 //    interpreter's AccumulationRecord names the destination, the term count and sum |t_k|) must
@@ -26,7 +30,8 @@
 // parameters; the inputs are the read and read_write parameters as given.
 //
 // Cost: two launches, three copies of the buffers, and when single rounding holds one shadow
-// record (about 80 bytes) per narrowing evaluation plus a word per output element; under relaxed
+// record (about 112 bytes, the four rounding models' results included) per narrowing evaluation
+// plus a word per output element; under relaxed
 // accumulation one accumulation record (about 80 bytes) per lane per store of an accumulation
 // local, and per-lane bookkeeping in the reference run; bounds are computed (with MPFR for
 // single rounding) only for elements that differ.
@@ -62,7 +67,8 @@ namespace halfway::diff {
 // What one element's comparison concluded, as `halfway diff --dump` writes it (one u8 per element).
 enum class Verdict : uint8_t {
   Exact = 0,       // identical under the comparison rules of compare.hpp
-  WithinBound = 1, // different, inside the element's §4 or §5 bound
+  WithinBound = 1, // different, inside the element's §4 or §5 bound (or, with exact models,
+                   // equal to a rounding model)
   Unchecked = 2,   // different, and nothing the interpreter records bounds it
   Violation = 3,   // different, outside its bound (or no bound: the element must be exact)
 };
@@ -92,6 +98,11 @@ struct Options {
   uint64_t max_unchecked = 0;
   // Report inconclusive buffers but let ok() hold when there is no violation.
   bool accept_inconclusive = false;
+  // Under single rounding, judge an element an unbarriered site stored by the rounding models
+  // instead of the §4 bound: it must equal one of them bit for bit (for people validating
+  // compilers and drivers). Off: the bound decides, and elements inside it that equal no model
+  // are counted as unexplained.
+  bool exact_models = false;
   // When set, run() appends the reference and device buffers and the per-element verdicts of
   // every output buffer, in the order of Report::buffers (costs a copy of both results and a
   // byte per element).

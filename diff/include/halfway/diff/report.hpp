@@ -3,12 +3,14 @@
 // JSON for tools (`halfway diff --json`).
 
 #include "halfway/diff/bound.hpp"
+#include "halfway/interp/shadow.hpp"
 #include "halfway/ir/types.hpp"
 #include "halfway/numerics/float_controls.hpp"
 #include "halfway/policy/budget.hpp"
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +37,31 @@ struct Violation {
   uint64_t device = 0;    // the device's element
   uint64_t ulps = 0;      // distance(reference, device): UINT64_MAX for a NaN against a number
   Bound bound;            // what would have been accepted
+  // At an unbarriered narrowing site under single rounding: each rounding model's result there
+  // (interp::RoundingModel order, bit patterns of the element type).
+  std::optional<std::array<uint32_t, interp::kRoundingModels>> models;
+};
+
+// Under single rounding, the elements an unbarriered narrowing site stored (specs §4, §6): which
+// rounding model each one equals. An element may equal several models (they often agree).
+struct ModelCounts {
+  uint64_t elements = 0; // elements at such sites (equal to the reference or not)
+  std::array<uint64_t, interp::kRoundingModels> equal{}; // per model, elements equal to it
+  // Each element counted once, under the first model in RoundingModel order it equals (TwoStep for
+  // every element equal to the reference): the device's behaviour, "FusedF32 on 877, TwoStep on
+  // 19123". Elements equal to no model are not counted here.
+  std::array<uint64_t, interp::kRoundingModels> first{};
+  uint64_t explained = 0; // different from the reference, equal to some model
+  // Different from the reference, equal to no model, within the §4 bound: passed by default,
+  // violations with Options::exact_models.
+  uint64_t unexplained = 0;
+  // The largest |device - reference| / (the bound's end on that side - reference), over elements
+  // that differ under a single-rounding bound and are both numbers: <= 1 inside the bound.
+  std::optional<double> max_bound_ratio;
+  std::vector<Violation> first_unexplained; // the lowest indices, at most Options::max_shown
+
+  // The models every element equals ("FusedF32", ...), in RoundingModel order.
+  std::vector<interp::RoundingModel> fits() const;
 };
 
 // How far the device's elements are from the reference's, on a log scale of ulps (of the element
@@ -71,8 +98,10 @@ struct BufferReport {
   uint32_t param = 0;
   ir::ScalarType type = ir::ScalarType::F32;
   uint64_t size = 0;
-  uint64_t exact = 0;        // identical under the comparison rules of compare.hpp
-  uint64_t within_bound = 0; // different, and inside the element's §4 or §5 bound
+  uint64_t exact = 0; // identical under the comparison rules of compare.hpp
+  // Different, and inside the element's §4 or §5 bound (with Options::exact_models, for an
+  // element an unbarriered site stored: equal to a rounding model instead).
+  uint64_t within_bound = 0;
   uint64_t violations = 0;
   // Different, under relaxed accumulation, with no bounded accumulation record (diff.hpp).
   uint64_t unchecked = 0;
@@ -88,6 +117,7 @@ struct BufferReport {
   uint64_t reference_nan = 0;
   uint64_t unchanged = 0;
   UlpHistogram histogram; // distance(reference, device) of every element
+  ModelCounts models;     // empty unless single rounding holds
 };
 
 // Why a comparison proves nothing about one output buffer.
@@ -108,6 +138,8 @@ struct Report {
   // the caller accepted that explicitly (Options::accept_inconclusive).
   std::vector<Inconclusive> inconclusive;
   bool inconclusive_accepted = false;
+  // Options::exact_models: an element no rounding model explains is a violation.
+  bool exact_models = false;
 
   uint64_t violations() const;
   // True when no element is a violation and every comparison proved something (or the caller
@@ -134,8 +166,15 @@ std::string to_text(const Report& report);
 //                                     "device": {"bits", "value"}, "ulps",
 //                                     "bound": {"kind", ... "lo", "hi", "error", "shape";
 //                                               or "steps", "terms", "abs_sum", "error",
-//                                               "narrowed"}}]}],
-//  "notes": [...]}
+//                                               "narrowed"},
+//                                     "models": {"TwoStep": {"bits", "value"}, ...} or null}],
+//               "rounding_models": {"elements", "first": {"TwoStep", "FusedF32", "Single",
+//                                   "FusedMul"}, "equal": {same keys}, "fits": [...], "explained",
+//                                   "unexplained", "max_bound_ratio" (null when nothing differs;
+//                                   the string "inf" when the bound admits only the reference),
+//                                   "first_unexplained": [as first_violations]},
+//               "models": rounding_models.equal, or null when no model was counted}],
+//  "exact_models", "notes": [...]}
 // Bit patterns and values are strings ("0x3c00", "1", "nan", "-inf") so that every value
 // survives a JSON parser; a violation's ulps is null for a NaN against a number; a reason is
 // null when the opt-in does not hold.

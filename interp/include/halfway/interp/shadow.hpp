@@ -10,14 +10,30 @@
 // The exact value of the producer expression is that tree evaluated without any rounding.
 //
 // Tolerance: a device that fuses the whole producer tree into the narrowing rounds the exact value
-// once; one that rounds every op (the strict two-step model) gets `result_bits` under TwoStep. For
+// once; one that rounds every op (the strict two-step model) gets the two-step result. For
 // f32 -> f16 a*b+c both lie within 1 f16 ulp + product_sum * 2^-24 of each other
 // (docs/measured.md).
+//
+// Rounding models (specs/f16-narrowing-barrier.md §4): the exact results a device may realise at
+// an unbarriered site, each evaluated over the producer tree with the leaves this run computed.
+// Every op rounds to nearest-even in the source type unless the model says otherwise; the last
+// rounding into the target uses the convert's own rounding:
+//  - TwoStep: every op rounded in the source type, then narrowed (the reference);
+//  - FusedF32: as TwoStep, but a mul that is an operand of an add or sub (through negations) is
+//    contracted into it, one rounding for the pair (LLVM `contract` / fmuladd, NIR ffma fusion);
+//    when both operands of the add are muls, the first (args[0]) is contracted, the second rounded,
+//    as LLVM's DAG combiner does for single-use products;
+//  - Single: the exact value rounded once into the target (a mixed-precision FMA, v_fma_mix);
+//  - FusedMul: every mul (not the product inside an fma) rounded once in the source type, every
+//    add, sub and fma exact, the root rounded once into the target (v_mad_mix: the product rounded,
+//    the sum narrowed directly).
 
 #include "halfway/ir/kernel.hpp"
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 namespace halfway::interp {
 
@@ -27,6 +43,26 @@ struct Destination {
   uint32_t memory = 0; // parameter id (Space::Buffer) or shared-array id (Space::Shared)
   uint64_t index = 0;  // element index
 };
+
+enum class RoundingModel : uint8_t { TwoStep, FusedF32, Single, FusedMul };
+inline constexpr size_t kRoundingModels = 4;
+inline constexpr std::array<RoundingModel, kRoundingModels> kAllRoundingModels = {
+    RoundingModel::TwoStep, RoundingModel::FusedF32, RoundingModel::Single,
+    RoundingModel::FusedMul};
+
+constexpr std::string_view name(RoundingModel m) {
+  switch (m) {
+  case RoundingModel::TwoStep:
+    return "TwoStep";
+  case RoundingModel::FusedF32:
+    return "FusedF32";
+  case RoundingModel::Single:
+    return "Single";
+  case RoundingModel::FusedMul:
+    return "FusedMul";
+  }
+  return "TwoStep";
+}
 
 // One evaluation of one narrowing site by one lane.
 struct ShadowRecord {
@@ -52,6 +88,9 @@ struct ShadowRecord {
   // tree, each product taken of its operands' exact values; computed exactly, rounded to the
   // nearest double. 0 when the tree has no product.
   double product_sum = 0;
+  // The site's result under each rounding model, indexed by RoundingModel: bit patterns of
+  // NarrowingSite::to (at most 32 bits wide, the widest narrowing target being f32), not flushed.
+  std::array<uint32_t, kRoundingModels> models{};
 };
 
 // Relaxed accumulation (specs/f16-narrowing-barrier.md §5). An accumulation local is a float local
