@@ -29,8 +29,8 @@ def repeated(piece):
 
 
 def one_tree(size):
-    depth = 1
-    while 3 << (depth + 1) < size:
+    depth = 1  # the tree of depth d is about 6 << d bytes
+    while 6 << (depth + 1) <= size - len(HEAD):
         depth += 1
     return HEAD + "x=" + or_tree(depth) + ";\n}\n"
 

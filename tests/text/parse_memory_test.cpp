@@ -191,8 +191,8 @@ size_t write_shape(const Shape& s, size_t bytes, const std::string& path) {
 
 // One statement whose expression is a balanced tree of about `bytes` bytes.
 size_t write_one_tree(size_t bytes, const std::string& path) {
-  int depth = 1;
-  while ((size_t{3} << (depth + 1)) < bytes)
+  int depth = 1; // the tree of depth d is about 6 << d bytes
+  while ((size_t{6} << (depth + 1)) <= bytes)
     ++depth;
   std::string text = kHead + "x=" + or_tree(depth) + ";\n}\n";
   std::ofstream(path, std::ios::binary) << text;
