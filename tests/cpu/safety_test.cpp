@@ -152,8 +152,8 @@ TEST(CpuSafety, OutOfBoundsIsTheInterpretersErrorOneThread) {
   check_all_accesses(1, 1);
 }
 
-// 4096 workgroups: the written buffers are large enough (256 KiB) for the device to try proving
-// the launch in bounds (bounds.hpp) before skipping their snapshot; it must not succeed here.
+// 4096 workgroups on two threads; the device tries to prove the launch in bounds (bounds.hpp)
+// before skipping the snapshot, and it must not succeed here.
 TEST(CpuSafety, OutOfBoundsIsTheInterpretersErrorInParallel) {
   check_all_accesses(2, 4096);
 }
@@ -205,6 +205,60 @@ TEST(CpuSafety, ProvenInBoundsLaunchesSkipTheSnapshot) {
   before = cpu.stats();
   (void)device_error(cpu, k, wraps);
   EXPECT_EQ(cpu.stats().proven_in_bounds - before.proven_in_bounds, 0u);
+}
+
+// The proof is remembered per kernel, grid, buffer lengths and scalar values (bounds.hpp): a
+// repeated launch is proven without analysing again, and a launch that differs only in a scalar
+// (an offset that moves the last access past the end of w) or only in a buffer's length is
+// analysed afresh and fails as the interpreter does.
+TEST(CpuSafety, RememberedProofsFollowLengthsAndScalars) {
+  policy::Registry registry;
+  rt::CpuDevice cpu(&registry, {.threads = 2});
+  ir::VerifiedKernel k = parse(R"(kernel rows workgroup(64, 1, 1) {
+  param w: buffer<f32, read>;
+  param y: buffer<f32, write>;
+  param off: u32;
+  let row: u32 = global_id(0);
+  if lt(row, len(y)) {
+    let acc: f32 = 0.0:f32;
+    for j: u32 = 0:u32 to 4:u32 step 1:u32 {
+      acc = add(acc, w[add(mul(row, 4:u32), add(j, off))]);
+    }
+    y[row] = acc;
+  }
+})");
+  auto inputs = [&](uint32_t off) {
+    Launch in(k.kernel(), rt::Grid::for_lanes(k.kernel(), 1024));
+    in.buffer(k.kernel(), "w") = make_buffer(ScalarType::F32, std::vector<float>(4096, 0.5f));
+    in.buffer(k.kernel(), "y") = make_buffer(ScalarType::F32, std::vector<float>(1024, -1.0f));
+    in.set_scalar(k.kernel(), "off", off);
+    return in;
+  };
+  Launch fits = inputs(0);
+  for (int r = 0; r < 3; ++r) {
+    rt::CpuDevice::Stats before = cpu.stats();
+    EXPECT_EQ(compare_bits(k.kernel(), run_interp(k, fits), run_device(cpu, k, fits)), "");
+    EXPECT_EQ(cpu.stats().proven_in_bounds - before.proven_in_bounds, 1u) << r;
+    EXPECT_EQ(cpu.stats().snapshots - before.snapshots, 0u) << r;
+  }
+  // One access past the end: the last lane's last element.
+  Launch overruns = inputs(1);
+  rt::CpuDevice::Stats before = cpu.stats();
+  expect_same_error(interp_error(k, overruns), failing_launch(cpu, k, overruns, {}, "off 1"),
+                    "off 1");
+  EXPECT_EQ(cpu.stats().proven_in_bounds - before.proven_in_bounds, 0u);
+  EXPECT_GE(cpu.stats().snapshots - before.snapshots, 1u);
+  // A shorter w with the first offset: not provable either.
+  Launch short_w = inputs(0);
+  short_w.buffer(k.kernel(), "w") = make_buffer(ScalarType::F32, std::vector<float>(4095, 0.5f));
+  before = cpu.stats();
+  expect_same_error(interp_error(k, short_w), failing_launch(cpu, k, short_w, {}, "short w"),
+                    "short w");
+  EXPECT_EQ(cpu.stats().proven_in_bounds - before.proven_in_bounds, 0u);
+  // And the first shapes again: still proven.
+  before = cpu.stats();
+  EXPECT_EQ(compare_bits(k.kernel(), run_interp(k, fits), run_device(cpu, k, fits)), "");
+  EXPECT_EQ(cpu.stats().proven_in_bounds - before.proven_in_bounds, 1u);
 }
 
 // The fallback when the address space reservation fails: unguarded buffers, explicit checks.

@@ -27,8 +27,8 @@ struct KernelFile::Impl {
     if (c.node && *c.node < m.exprs.size())
       return m.exprs[*c.node];
     if (c.line) {
-      auto it = m.stmts.find(c.line);
-      return it != m.stmts.end() ? it->second : source.first_nonblank(c.line);
+      const uint32_t at = m.statement_at(c.line);
+      return at != ir::kNone ? at : source.first_nonblank(c.line);
     }
     return m.header;
   }

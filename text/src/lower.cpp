@@ -3,6 +3,7 @@
 #include "grammar.hpp"
 #include "literal.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <unordered_map>
 
@@ -50,7 +51,8 @@ public:
   void begin(const ast::Kernel& ak, const BodySize& size) {
     k_.exprs.reserve(size.tokens);
     map_.exprs.reserve(size.tokens);
-    k_.body.reserve(size.statements);
+    k_.body.reserve(size.top_level);
+    map_.stmts.reserve(std::min<uint64_t>(size.statements, src_.lines()));
     map_.header = ak.offset;
     k_.name = ak.name;
     k_.workgroup = {ak.wx, ak.wy, ak.wz};
@@ -113,16 +115,21 @@ private:
     k_.locals.push_back({n.text, type});
     uint32_t id = static_cast<uint32_t>(k_.locals.size() - 1);
     scopes_.back().push_back(id);
-    visible_[n.text].push_back(id);
+    // The key is the name's text in the source, which outlives the lowering.
+    auto [it, added] = visible_.try_emplace(src_.text().substr(n.offset, n.text.size()), id);
+    shadowed_.push_back(added ? kNone : it->second);
+    it->second = id;
     return id;
   }
 
   // Leaves the innermost scope: its locals are no longer visible.
   void pop_scope() {
-    for (uint32_t id : scopes_.back()) {
-      auto it = visible_.find(k_.locals[id].name);
-      it->second.pop_back();
-      if (it->second.empty())
+    // Latest first: a name declared twice in one scope is visible as the later local.
+    const std::vector<uint32_t>& scope = scopes_.back();
+    for (auto id = scope.rbegin(); id != scope.rend(); ++id) {
+      auto it = visible_.find(k_.locals[*id].name);
+      it->second = shadowed_[*id];
+      if (it->second == kNone)
         visible_.erase(it);
     }
     scopes_.pop_back();
@@ -130,7 +137,7 @@ private:
 
   uint32_t find_local(const std::string& n) const {
     auto it = visible_.find(n);
-    return it == visible_.end() ? kNone : it->second.back();
+    return it == visible_.end() ? kNone : it->second;
   }
 
   uint32_t find_shared(const std::string& n) const {
@@ -402,6 +409,7 @@ private:
 
   // ---- statements ---------------------------------------------------------------------------
   void block(const std::vector<ast::Stmt>& in, std::vector<ir::Stmt>& out) {
+    out.reserve(in.size()); // exactly: a Stmt is 80 bytes, doubling would waste up to half
     for (const ast::Stmt& s : in)
       boost::apply_visitor([&](const auto& n) { out.push_back(stmt(unwrap(n))); }, s.get());
   }
@@ -416,7 +424,8 @@ private:
     ir::Stmt s;
     s.kind = kind;
     s.line = src_.line_of(offset);
-    map_.stmts.emplace(s.line, offset);
+    if (map_.stmts.empty() || map_.stmts.back().first < s.line)
+      map_.stmts.emplace_back(s.line, offset);
     return s;
   }
 
@@ -528,12 +537,19 @@ private:
   ir::Kernel k_;
   SourceMap map_;
   std::vector<std::vector<uint32_t>> scopes_;
-  // Each visible name's locals, innermost last: name lookup is a hash lookup, however many
-  // locals a kernel declares.
-  std::unordered_map<std::string, std::vector<uint32_t>> visible_;
+  // Each visible name's innermost local (name lookup is a hash lookup, however many locals a
+  // kernel declares); shadowed_[id] is the local that id hides, or kNone. A node per name, not a
+  // vector, as a kernel of many short `let`s has a name per 14 bytes of text.
+  std::unordered_map<std::string_view, uint32_t> visible_;
+  std::vector<uint32_t> shadowed_;
 };
 
 } // namespace
+
+uint32_t SourceMap::statement_at(uint32_t line) const {
+  auto it = std::lower_bound(stmts.begin(), stmts.end(), std::make_pair(line, uint32_t{0}));
+  return it != stmts.end() && it->first == line ? it->second : kNone;
+}
 
 std::vector<Lowered> parse_source(const Source& source) {
   check_nesting(source);

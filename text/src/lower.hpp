@@ -9,16 +9,19 @@
 #include "halfway/ir/kernel.hpp"
 #include "source.hpp"
 
-#include <map>
+#include <utility>
 #include <vector>
 
 namespace halfway::text {
 
 // Where a kernel's parts are in the text, so that verifier errors can point there.
 struct SourceMap {
-  uint32_t header = 0;                // the `kernel` keyword
-  std::vector<uint32_t> exprs;        // each expression node's first character, by ExprId
-  std::map<uint32_t, uint32_t> stmts; // line -> the first statement that starts on it
+  uint32_t header = 0;         // the `kernel` keyword
+  std::vector<uint32_t> exprs; // each expression node's first character, by ExprId
+  // (line, the first statement that starts on it), by line: statements are lowered in text
+  // order. A sorted vector, as a map would take 48 bytes a line.
+  std::vector<std::pair<uint32_t, uint32_t>> stmts;
+  uint32_t statement_at(uint32_t line) const; // its offset, or kNone
 };
 
 struct Lowered {

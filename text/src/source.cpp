@@ -3,6 +3,7 @@
 #include "halfway/text/parse.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 namespace halfway::text {
@@ -140,27 +141,55 @@ BodySize estimate_body(const Source& source, uint32_t offset) {
   std::string_view t = source.text();
   BodySize out;
   uint32_t depth = 1;
-  bool in_word = false;
+  // The last character before the current one that is not blank or in a comment; the body
+  // starts after a '{'.
+  char last = '{';
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
   for (size_t i = offset; i < t.size(); ++i) {
     const char c = t[i];
-    const bool word = is_word_char(c);
-    out.tokens += word && !in_word;
-    in_word = word;
+    if (blank(c))
+      continue;
+    if (is_word_char(c)) {
+      size_t end = i;
+      while (end < t.size() && is_word_char(t[end]))
+        ++end;
+      size_t next = end;
+      while (next < t.size() && blank(t[next]))
+        ++next;
+      const char after = next < t.size() ? t[next] : '\0';
+      const std::string_view word = t.substr(i, end - i);
+      const bool named = std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+      // Words that are never an expression node: a statement's first word (a keyword, a local
+      // assigned to, a buffer stored to, an atomic), a type (after ':'), a template argument
+      // (after '<'), and a declared or assigned name (followed by ':' or '='; `inf:f32` is a
+      // constant, and `inf` cannot name anything).
+      const bool never = last == ';' || last == '{' || last == '}' || last == ':' || last == '<' ||
+                         after == '=' || (after == ':' && named && word != "inf");
+      out.tokens += !never;
+      last = t[end - 1];
+      i = end - 1;
+      continue;
+    }
     if (c == '/' && i + 1 < t.size() && t[i + 1] == '/') {
       while (i < t.size() && t[i] != '\n')
         ++i;
-    } else if (c == '"') {
+      continue;
+    }
+    last = c;
+    if (c == '"') {
       for (++i; i < t.size() && t[i] != '"' && t[i] != '\n'; ++i)
         if (t[i] == '\\')
           ++i;
     } else if (c == ';') {
       ++out.statements;
+      out.top_level += depth == 1;
     } else if (c == '{') {
       ++depth;
     } else if (c == '}') {
       ++out.statements;
       if (--depth == 0)
         break;
+      out.top_level += depth == 1;
     }
   }
   return out;

@@ -20,7 +20,8 @@ public:
   std::string_view text() const { return text_; }
   const std::string& file() const { return file_; }
 
-  uint32_t line_of(uint32_t offset) const;   // 1-based
+  uint32_t line_of(uint32_t offset) const; // 1-based
+  uint32_t lines() const { return static_cast<uint32_t>(line_starts_.size()); }
   uint32_t column_of(uint32_t offset) const; // 1-based, in bytes
   std::string_view line_text(uint32_t line) const;
   // Offset of the first character of `line` that is not a space or tab.
@@ -46,12 +47,16 @@ private:
 };
 
 // Upper bounds on what a kernel body holds, from a scan of its text (starting inside the body's
-// '{', ending at the matching '}'): every expression node starts a word or number token, and
-// every statement ends in ';' or '}'. The lowering reserves its vectors from them once instead of
-// growing them by doubling, which would briefly hold three times the final size.
+// '{', ending at the matching '}'): every expression node starts a word or number token that is
+// not a statement's first word, a type, a template argument or a declared or assigned name, and
+// every statement ends in ';' or '}' (a top-level one at depth 1). The lowering reserves its
+// vectors from them once instead of growing them by doubling, which would briefly hold three times
+// the final size; counting only the words that can be nodes keeps the reservation close to the need
+// (`x=x;` is one node).
 struct BodySize {
   uint64_t tokens = 0;
-  uint64_t statements = 0;
+  uint64_t statements = 0; // at any depth
+  uint64_t top_level = 0;  // in the body itself, not in a nested block
 };
 BodySize estimate_body(const Source& source, uint32_t offset);
 

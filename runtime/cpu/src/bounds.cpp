@@ -1,6 +1,7 @@
 #include "bounds.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 
@@ -375,6 +376,55 @@ private:
 
 bool accesses_provably_in_bounds(const ir::Kernel& k, const Grid& grid, std::span<const Arg> args) {
   return Analysis(k, grid, args).run();
+}
+
+namespace {
+
+// One remembered proof: the kernel's structural hash and every fact the analysis reads.
+struct Proof {
+  uint64_t hash = 0;
+  Grid grid;
+  std::vector<uint64_t> facts; // per parameter: a buffer's length or a scalar's bits
+  bool proven = false;
+  bool used = false;
+
+  bool matches(uint64_t h, const Grid& g, std::span<const Arg> args) const {
+    if (!used || hash != h || grid.groups != g.groups || facts.size() != args.size())
+      return false;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (facts[i] != fact(args[i]))
+        return false;
+    return true;
+  }
+  static uint64_t fact(const Arg& a) { return a.buffer ? a.buffer->size() : a.scalar; }
+};
+
+} // namespace
+
+bool provably_in_bounds_cached(const ir::VerifiedKernel& kernel, const Grid& grid,
+                               std::span<const Arg> args) {
+  // Per thread, so that a lookup takes no lock; a few entries, replaced in turn.
+  constexpr size_t kEntries = 4;
+  struct Cache {
+    std::array<Proof, kEntries> entries;
+    size_t next = 0;
+  };
+  thread_local Cache cache;
+  const uint64_t h = kernel.hash();
+  for (const Proof& p : cache.entries)
+    if (p.matches(h, grid, args))
+      return p.proven;
+  Proof& p = cache.entries[cache.next];
+  cache.next = (cache.next + 1) % kEntries;
+  p.used = false; // until it is complete: the analysis may throw (bad_alloc)
+  p.proven = accesses_provably_in_bounds(kernel.kernel(), grid, args);
+  p.hash = h;
+  p.grid = grid;
+  p.facts.resize(args.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    p.facts[i] = Proof::fact(args[i]);
+  p.used = true;
+  return p.proven;
 }
 
 } // namespace halfway::rt::cpu_detail

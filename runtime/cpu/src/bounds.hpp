@@ -12,6 +12,7 @@
 // proof holds only when every load, store and atomic index has a known range below its buffer's
 // or shared array's length. It is conservative: "no" only costs the snapshot.
 
+#include "halfway/ir/verifier.hpp"
 #include "halfway/runtime/buffer.hpp"
 
 #include <span>
@@ -19,5 +20,12 @@
 namespace halfway::rt::cpu_detail {
 
 bool accesses_provably_in_bounds(const ir::Kernel& k, const Grid& grid, std::span<const Arg> args);
+
+// The same answer, remembered per thread for the last few (kernel, grid, buffer lengths, scalar
+// values): the analysis reads nothing else, and a stream of launches of one kernel on the same
+// shapes (a memo hit) then pays a comparison of a few words instead of microseconds of analysis.
+// Kernels are told apart by their structural hash, as the launch memo tells their code apart.
+bool provably_in_bounds_cached(const ir::VerifiedKernel& kernel, const Grid& grid,
+                               std::span<const Arg> args);
 
 } // namespace halfway::rt::cpu_detail

@@ -268,8 +268,6 @@ std::string faulting_buffer(const ir::Kernel& k, std::span<const Arg> args, uint
 
 enum class Outcome { Ok, Failed, Faulted, Cancelled, NoScratch };
 
-constexpr uint64_t kProofWorthwhileBytes = 64 << 10;
-
 } // namespace
 
 LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& grid,
@@ -321,18 +319,17 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
   std::shared_ptr<Compiled> compiled = get_code(code, &hit);
 
   // The written buffers are saved unless no failure is possible: no timeout or cancel flag, no
-  // arithmetic checks, and a proof that every access is in bounds (bounds.hpp). The proof is
-  // only worth its microseconds when the copy is large. The unchecked baseline never saves.
+  // arithmetic checks, and a proof that every access is in bounds (bounds.hpp), remembered for
+  // the kernel and these shapes, so that repeated launches do not analyse again. The unchecked
+  // baseline neither saves nor proves, as the code before the checks did not.
   std::optional<cpu_detail::Snapshot> snapshot;
-  bool may_fail = cancellable || options.check_bounds ||
-                  cpu_detail::written_bytes(k, args) < kProofWorthwhileBytes;
-  if (!may_fail) {
-    may_fail = !cpu_detail::accesses_provably_in_bounds(k, grid, args);
+  bool may_fail = false;
+  if (code.memory != codegen::MemoryChecks::None) {
+    may_fail = cancellable || options.check_bounds ||
+               !cpu_detail::provably_in_bounds_cached(kernel, grid, args);
     if (!may_fail)
-      ++impl_->proven_in_bounds;
+      impl_->proven_in_bounds.fetch_add(1, std::memory_order_relaxed);
   }
-  if (code.memory == codegen::MemoryChecks::None)
-    may_fail = false;
   if (may_fail) {
     ++impl_->snapshots;
     try {

@@ -44,21 +44,25 @@ struct Local {
   ScalarType type = ScalarType::F32;
 };
 
+// The fields are ordered so that the small ones share words (40 bytes: parsed text of the densest
+// kind holds an Expr per 2 to 3 bytes, specs/ir-text.md), keeping op, type, nargs, args first for
+// code that builds an Expr as {op, type, nargs, args}.
 struct Expr {
   Op op = Op::Const;
   ScalarType type = ScalarType::F32; // result type
   uint8_t nargs = 0;
   std::array<ExprId, 4> args{kNone, kNone, kNone, kNone};
-  // Const: the value's bit pattern (bool: 0/1). Builtins: the dimension. Unpack: the lane.
-  uint64_t imm = 0;
-  // LocalGet: local id. ParamGet: param id. Load / BufferLen: param or shared-array id.
-  uint32_t ref = kNone;
   Space space = Space::Buffer;                       // Load, BufferLen (always Buffer)
   RoundingMode rounding = RoundingMode::NearestEven; // Convert
   bool saturate = false;            // Convert to fp8/ints: clamp instead of NaN/wrap
   ScalarType aux = ScalarType::F16; // Pack / Unpack element format
-  uint32_t line = 0;                // source line, for kernels parsed from text
+  // LocalGet: local id. ParamGet: param id. Load / BufferLen: param or shared-array id.
+  uint32_t ref = kNone;
+  uint32_t line = 0; // source line, for kernels parsed from text
+  // Const: the value's bit pattern (bool: 0/1). Builtins: the dimension. Unpack: the lane.
+  uint64_t imm = 0;
 };
+static_assert(sizeof(Expr) <= 40);
 
 enum class StmtKind : uint8_t {
   Let,    // local = a (declares the local)
@@ -74,16 +78,18 @@ enum class StmtKind : uint8_t {
   Return,  // ends the lane
 };
 
+// Ordered like Expr, so that no field pads: 80 bytes, the two blocks being most of it.
 struct Stmt {
   StmtKind kind = StmtKind::Barrier;
-  uint32_t local = kNone; // Let, Assign, For, Atomic (kNone: result unused)
   Space space = Space::Buffer;
-  uint32_t mem = kNone; // Store, Atomic: param or shared-array id
   AtomicOp atomic = AtomicOp::Add;
+  uint32_t local = kNone; // Let, Assign, For, Atomic (kNone: result unused)
+  uint32_t mem = kNone;   // Store, Atomic: param or shared-array id
   ExprId a = kNone, b = kNone, c = kNone;
-  std::vector<Stmt> body, else_body;
   uint32_t line = 0;
+  std::vector<Stmt> body, else_body;
 };
+static_assert(sizeof(Stmt) <= 80);
 
 struct Kernel {
   std::string name;

@@ -16,8 +16,10 @@ namespace halfway::text {
 
 // The largest kernel text the parser accepts, in bytes (16 MiB): parse_file refuses a larger file
 // before reading it, and parsing refuses larger text. Parsing takes memory proportional to the
-// text (about 15 times its size at the peak, the syntax of one top-level statement at a time plus
-// the IR), and nesting of brackets is limited to 128 levels (specs/ir-text.md).
+// text: the IR plus the syntax of one top-level statement at a time, at most 20 times the text
+// for dense expressions; more for text of nothing but the shortest statements (`x=x;` repeated:
+// 32 times) and for one statement holding a multi-megabyte expression (61 times); specs/ir-text.md
+// has each shape's figure. Nesting of brackets is limited to 128 levels.
 inline constexpr uint64_t kMaxTextBytes = uint64_t{16} << 20;
 
 // Every kernel in `text`, in order, not yet verified. A malformed text throws halfway::Error
