@@ -4,6 +4,7 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "halfway/ir/error.hpp"
+#include "halfway/version.hpp"
 #include "launch_setup.hpp"
 
 #include <algorithm>
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   app.set_help_all_flag("--help-all", "Help for every subcommand");
+  app.set_version_flag("--version", std::string("halfway ") + halfway::version_string,
+                       "Print the version and exit");
   int verbose_count = 0;
   bool quiet = false;
   app.add_flag("--verbose,-v", verbose_count,
