@@ -8,10 +8,11 @@ install(FILES ${HALFWAY_GENERATED_INCLUDE_DIR}/halfway/version.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/halfway)
 if(TARGET halfway)
   install(TARGETS halfway RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES ${PROJECT_BINARY_DIR}/halfway.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/specs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/specs)
 install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/README.md
-              ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+              ${PROJECT_SOURCE_DIR}/CHANGELOG.md ${PROJECT_SOURCE_DIR}/docs/environment.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # Dependencies whose targets exist only when their areas are built (HALFWAY_SKIP_AREAS).

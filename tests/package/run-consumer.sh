@@ -56,7 +56,7 @@ install)
   "$HALFWAY_PKG_CMAKE" --install "$build" --prefix "$prefix" >/dev/null
   for f in bin/halfway include/halfway/version.hpp include/halfway/dsl.hpp lib/libhalfway_ir.a \
     lib/cmake/halfway/halfwayConfig.cmake lib/cmake/halfway/halfwayConfigVersion.cmake \
-    lib/pkgconfig/halfway.pc share/doc/halfway/LICENSE share/doc/halfway/CHANGELOG.md \
+    lib/pkgconfig/halfway.pc share/man/man1/halfway.1 share/doc/halfway/LICENSE share/doc/halfway/CHANGELOG.md \
     share/doc/halfway/specs/errors.md; do
     [[ -f $prefix/$f ]] || fail "not installed: $f"
   done
