@@ -41,6 +41,17 @@ status=0
 "$halfway" run --help | grep -q '^Usage: halfway run \[OPTIONS\] file$' || fail "run's usage line"
 "$halfway" --help | grep -q '^Usage: halfway \[OPTIONS\] SUBCOMMAND$' || fail "the usage line"
 
+# `-` as the kernel file reads standard input, and names it <stdin> in messages.
+kernels=$(dirname "$0")/../../examples/kernels
+from_file=$("$halfway" emit "$kernels/saxpy.hk" --ir)
+from_stdin=$("$halfway" emit - --ir <"$kernels/saxpy.hk")
+[[ -n $from_file && $from_stdin == "$from_file" ]] || fail "emit - --ir differs from emit FILE --ir"
+[[ $(cat "$kernels/saxpy.hk" | "$halfway" sites -) == $("$halfway" sites "$kernels/saxpy.hk") ]] ||
+  fail "sites - from a pipe differs from sites FILE"
+status=0
+err=$(printf 'kernel k(\n' | "$halfway" emit - --ir 2>&1 >/dev/null) || status=$?
+[[ $status == 2 && $err == *"<stdin>:"* ]] || fail "bad text on stdin: status $status, '$err'"
+
 [[ -f $manpage ]] || fail "no man page at $manpage"
 warnings=$(groff -man -Tutf8 -ww -z "$manpage" 2>&1)
 [[ -z $warnings ]] || fail "groff warns about $manpage: $warnings"
