@@ -42,9 +42,12 @@ halfway_require(SPIRV-Tools_FOUND "SPIRV-Tools" "spirv-tools")
 find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp)
 halfway_require(CLI11_INCLUDE_DIR "CLI11" "libcli11-dev")
 
-find_package(GTest QUIET)
-halfway_require(GTest_FOUND "GoogleTest" "libgtest-dev")
-include(GoogleTest)
+# GoogleTest only for our own tests: a project that uses halfway as a subproject does not need it.
+if(HALFWAY_BUILD_TESTS)
+  find_package(GTest QUIET)
+  halfway_require(GTest_FOUND "GoogleTest" "libgtest-dev")
+  include(GoogleTest)
+endif()
 
 if(HALFWAY_BUILD_BENCH)
   find_package(benchmark QUIET)

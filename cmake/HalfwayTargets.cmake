@@ -26,8 +26,28 @@ function(halfway_library area)
   target_include_directories(halfway_${area} PUBLIC
     $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)
   target_link_libraries(halfway_${area} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  # PUBLIC on purpose: the headers are C++20, so whoever includes them compiles as C++20 or later.
+  target_compile_features(halfway_${area} PUBLIC cxx_std_20)
   set_target_properties(halfway_${area} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   halfway_flags(halfway_${area})
+  halfway_install_library(halfway_${area} ${area} ${CMAKE_CURRENT_SOURCE_DIR}/include)
+endfunction()
+
+# halfway_install_library(<target> <export name> <include dir>)
+# Installs a library and its public headers, and adds it to the export set halfwayTargets, where
+# it is halfway::<export name> (the same name as the alias in the build tree). The list of
+# installed libraries, in the order they were declared, feeds the pkg-config file.
+function(halfway_install_library target export_name include_dir)
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${export_name})
+  if(NOT HALFWAY_INSTALL)
+    return()
+  endif()
+  install(TARGETS ${target} EXPORT halfwayTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  if(include_dir)
+    install(DIRECTORY ${include_dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  endif()
+  set_property(GLOBAL APPEND PROPERTY HALFWAY_INSTALLED_LIBRARIES ${target})
 endfunction()
 
 # halfway_test(<name> LABEL <area> SOURCES ... DEPS ...)

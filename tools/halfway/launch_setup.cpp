@@ -9,12 +9,15 @@
 #include "halfway/policy/flag.hpp"
 #include "halfway/policy/policy.hpp"
 #include "halfway/text/kernel_file.hpp"
+#include "halfway/text/parse.hpp"
 #include "npy.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cfloat>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <unistd.h>
@@ -192,15 +195,53 @@ void OptInFlags::apply(const text::KernelFile& file) const {
 }
 
 void KernelChoice::add_options(CLI::App& sub, bool optional_kernel) {
-  sub.add_option("file", file, "A .hk kernel file")->required();
+  sub.add_option("file", file, "A .hk kernel file (- reads standard input)")->required();
   sub.add_option("--kernel,-k", kernel,
                  optional_kernel ? "Only this kernel"
                                  : "The kernel to use (default: the file's only kernel)");
   opt_ins.add_options(sub);
 }
 
+namespace {
+
+// `-` as the kernel file: the text comes from standard input (a pipe or a redirection), with the
+// same 16 MiB cap as a file, read in chunks so that an endless pipe is refused rather than held.
+text::KernelFile read_stdin_kernel_file() {
+  ErrorContext c;
+  c.file = "<stdin>";
+  std::string text;
+  constexpr size_t kChunk = size_t{1} << 20;
+  while (true) {
+    const size_t have = text.size();
+    text.resize(have + kChunk);
+    const ssize_t n = ::read(STDIN_FILENO, text.data() + have, kChunk);
+    const int read_errno = errno;
+    text.resize(have + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+    if (n < 0 && read_errno == EINTR) {
+      throw_if_interrupted(""); // Ctrl-C while waiting for input; other signals: read on
+      continue;
+    }
+    if (n < 0)
+      throw Error(ErrorKind::Io,
+                  std::string("cannot read kernel text from standard input: ") +
+                      std::strerror(read_errno),
+                  c);
+    if (n == 0)
+      break;
+    if (text.size() > text::kMaxTextBytes)
+      throw Error(ErrorKind::Usage,
+                  "cannot read kernel text from standard input: it is over " +
+                      std::to_string(text::kMaxTextBytes) +
+                      " bytes, the limit (16 MiB) on kernel text",
+                  c);
+  }
+  return text::KernelFile(std::move(text), "<stdin>");
+}
+
+} // namespace
+
 text::KernelFile KernelChoice::load_file() const {
-  text::KernelFile f = text::parse_file(file);
+  text::KernelFile f = file == "-" ? read_stdin_kernel_file() : text::parse_file(file);
   opt_ins.apply(f);
   return f;
 }

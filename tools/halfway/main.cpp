@@ -4,6 +4,7 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "halfway/ir/error.hpp"
+#include "halfway/version.hpp"
 #include "launch_setup.hpp"
 
 #include <algorithm>
@@ -38,10 +39,13 @@ int main(int argc, char** argv) {
   }
   setup_logging(verbosity);
 
-  CLI::App app{"halfway: GPU kernels whose low-precision results can be trusted"};
+  // Named, so that every usage line starts with the program: "Usage: halfway run [OPTIONS] file".
+  CLI::App app{"halfway: GPU kernels whose low-precision results can be trusted", "halfway"};
   app.require_subcommand(1);
   app.fallthrough();
   app.set_help_all_flag("--help-all", "Help for every subcommand");
+  app.set_version_flag("--version", std::string("halfway ") + halfway::version_string,
+                       "Print the version and exit");
   int verbose_count = 0;
   bool quiet = false;
   app.add_flag("--verbose,-v", verbose_count,
@@ -50,8 +54,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet,-q", quiet, "Only errors on stderr");
   app.footer("Exit status: 0 success, 1 a differential violation (diff, demo), 2 any error.");
   std::vector<std::pair<CLI::App*, Runner>> runners;
-  for (auto adder :
-       {add_run, add_diff, add_emit, add_sites, add_devices, add_demo, add_ops, add_plot}) {
+  for (auto adder : {add_run, add_diff, add_emit, add_sites, add_devices, add_demo, add_ops,
+                     add_plot, add_completion}) {
     Runner r = adder(app);
     runners.emplace_back(app.get_subcommands({}).back(), std::move(r));
   }
