@@ -27,10 +27,6 @@ num::Rounding rounding_of(ir::RoundingMode m) {
   }
 }
 
-bool rounds(ir::Op op) {
-  return op == ir::Op::Add || op == ir::Op::Sub || op == ir::Op::Mul || op == ir::Op::Fma;
-}
-
 // An interval end as a value; NaN ends (an E4M3 overflow, or a NaN exact value) count as the
 // infinity of their sign so that comparisons stay ordered.
 double end_value(num::Format f, uint64_t bits) {
@@ -91,7 +87,7 @@ double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site,
   case ir::SiteShape::Chain: {
     double n = 0;
     for (ir::ExprId id : site.producers)
-      if (id != site.producer && rounds(kernel.expr(id).op))
+      if (id != site.producer && ir::info(kernel.expr(id).op).rounds)
         ++n;
     if (n == 0)
       return 0;

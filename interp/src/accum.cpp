@@ -205,7 +205,57 @@ private:
       case ir::Op::Mul:
         shape = {sh(0).first * sh(1).first, sh(0).second + sh(1).second + 1};
         break;
-      default: // Fma
+      case ir::Op::Const:
+      case ir::Op::LocalGet:
+      case ir::Op::ParamGet:
+      case ir::Op::GlobalId:
+      case ir::Op::LocalId:
+      case ir::Op::GroupId:
+      case ir::Op::GroupSize:
+      case ir::Op::NumGroups:
+      case ir::Op::BufferLen:
+      case ir::Op::Load:
+      case ir::Op::Convert:
+      case ir::Op::Bitcast:
+      case ir::Op::Pack:
+      case ir::Op::Unpack:
+      case ir::Op::Div:
+      case ir::Op::Rem:
+      case ir::Op::Abs:
+      case ir::Op::Min:
+      case ir::Op::Max:
+      case ir::Op::Fma:
+      case ir::Op::Sqrt:
+      case ir::Op::Rsqrt:
+      case ir::Op::Exp:
+      case ir::Op::Exp2:
+      case ir::Op::Log:
+      case ir::Op::Log2:
+      case ir::Op::Sin:
+      case ir::Op::Cos:
+      case ir::Op::Tan:
+      case ir::Op::Tanh:
+      case ir::Op::Pow:
+      case ir::Op::Erf:
+      case ir::Op::Atan2:
+      case ir::Op::Atan:
+      case ir::Op::Floor:
+      case ir::Op::Ceil:
+      case ir::Op::Fract:
+      case ir::Op::Copysign:
+      case ir::Op::Eq:
+      case ir::Op::Ne:
+      case ir::Op::Lt:
+      case ir::Op::Le:
+      case ir::Op::Gt:
+      case ir::Op::Ge:
+      case ir::Op::And:
+      case ir::Op::Or:
+      case ir::Op::Xor:
+      case ir::Op::Not:
+      case ir::Op::Shl:
+      case ir::Op::Shr:
+      case ir::Op::Select: // only fma reaches here: chains hold add, sub, neg, mul and fma
         shape = {sh(0).first * sh(1).first + sh(2).first,
                  std::max(sh(0).second + sh(1).second + 1, sh(2).second)};
         break;
@@ -296,7 +346,57 @@ void acc_action(Exec& x, const CStmt& cs, const LaneMask& m) {
         case ir::Op::Mul:
           v[i] = v[op.args[0]] * v[op.args[1]];
           break;
-        default: // Fma
+        case ir::Op::Const:
+        case ir::Op::LocalGet:
+        case ir::Op::ParamGet:
+        case ir::Op::GlobalId:
+        case ir::Op::LocalId:
+        case ir::Op::GroupId:
+        case ir::Op::GroupSize:
+        case ir::Op::NumGroups:
+        case ir::Op::BufferLen:
+        case ir::Op::Load:
+        case ir::Op::Convert:
+        case ir::Op::Bitcast:
+        case ir::Op::Pack:
+        case ir::Op::Unpack:
+        case ir::Op::Div:
+        case ir::Op::Rem:
+        case ir::Op::Abs:
+        case ir::Op::Min:
+        case ir::Op::Max:
+        case ir::Op::Fma:
+        case ir::Op::Sqrt:
+        case ir::Op::Rsqrt:
+        case ir::Op::Exp:
+        case ir::Op::Exp2:
+        case ir::Op::Log:
+        case ir::Op::Log2:
+        case ir::Op::Sin:
+        case ir::Op::Cos:
+        case ir::Op::Tan:
+        case ir::Op::Tanh:
+        case ir::Op::Pow:
+        case ir::Op::Erf:
+        case ir::Op::Atan2:
+        case ir::Op::Atan:
+        case ir::Op::Floor:
+        case ir::Op::Ceil:
+        case ir::Op::Fract:
+        case ir::Op::Copysign:
+        case ir::Op::Eq:
+        case ir::Op::Ne:
+        case ir::Op::Lt:
+        case ir::Op::Le:
+        case ir::Op::Gt:
+        case ir::Op::Ge:
+        case ir::Op::And:
+        case ir::Op::Or:
+        case ir::Op::Xor:
+        case ir::Op::Not:
+        case ir::Op::Shl:
+        case ir::Op::Shr:
+        case ir::Op::Select: // only fma reaches here: chains hold add, sub, neg, mul and fma
           v[i] = v[op.args[0]] * v[op.args[1]] + v[op.args[2]];
           break;
         }

@@ -154,7 +154,22 @@ template <Scalar F> EvalFn general_for(bool flush) {
   return flush ? general<F, true> : general<F, false>;
 }
 
+// One evaluator per numerics function, generated from its list: an op whose table row names a
+// function needs nothing here.
+EvalFn math_eval(num::MathFn fn, bool flush) {
+  switch (fn) {
+#define HALFWAY_X(f, text, arity, libm, mpfr)                                                      \
+  case num::MathFn::f:                                                                             \
+    return general_for<math<num::MathFn::f>>(flush);
+    HALFWAY_MATH_FNS(HALFWAY_X)
+#undef HALFWAY_X
+  }
+  return nullptr;
+}
+
 EvalFn general_eval(ir::Op op, bool flush) {
+  if (std::optional<num::MathFn> fn = ir::math_fn(op))
+    return math_eval(*fn, flush);
   switch (op) {
 #define HALFWAY_CASE(o, fn)                                                                        \
   case ir::Op::o:                                                                                  \
@@ -170,22 +185,54 @@ EvalFn general_eval(ir::Op op, bool flush) {
     HALFWAY_CASE(Floor, s_floor)
     HALFWAY_CASE(Ceil, s_ceil)
     HALFWAY_CASE(Fract, s_fract)
-    HALFWAY_CASE(Rsqrt, math<num::MathFn::Rsqrt>)
-    HALFWAY_CASE(Exp, math<num::MathFn::Exp>)
-    HALFWAY_CASE(Exp2, math<num::MathFn::Exp2>)
-    HALFWAY_CASE(Log, math<num::MathFn::Log>)
-    HALFWAY_CASE(Log2, math<num::MathFn::Log2>)
-    HALFWAY_CASE(Sin, math<num::MathFn::Sin>)
-    HALFWAY_CASE(Cos, math<num::MathFn::Cos>)
-    HALFWAY_CASE(Tan, math<num::MathFn::Tan>)
-    HALFWAY_CASE(Tanh, math<num::MathFn::Tanh>)
-    HALFWAY_CASE(Erf, math<num::MathFn::Erf>)
-    HALFWAY_CASE(Pow, math<num::MathFn::Pow>)
-    HALFWAY_CASE(Atan2, math<num::MathFn::Atan2>)
 #undef HALFWAY_CASE
-  default:
+  case ir::Op::Const:
+  case ir::Op::LocalGet:
+  case ir::Op::ParamGet:
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+  case ir::Op::GroupId:
+  case ir::Op::GroupSize:
+  case ir::Op::NumGroups:
+  case ir::Op::BufferLen:
+  case ir::Op::Load:
+  case ir::Op::Convert:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Rem:
+  case ir::Op::Neg:
+  case ir::Op::Abs:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Copysign:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Not:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
+  case ir::Op::Select:
     return nullptr;
   }
+  ir::invalid_op(op);
 }
 
 template <class T> EvalFn fast_eval(ir::Op op) {
@@ -202,9 +249,58 @@ template <class T> EvalFn fast_eval(ir::Op op) {
     return fma<T>;
   case ir::Op::Sqrt:
     return sqrt<T>;
-  default:
+  case ir::Op::Const:
+  case ir::Op::LocalGet:
+  case ir::Op::ParamGet:
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+  case ir::Op::GroupId:
+  case ir::Op::GroupSize:
+  case ir::Op::NumGroups:
+  case ir::Op::BufferLen:
+  case ir::Op::Load:
+  case ir::Op::Convert:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Rem:
+  case ir::Op::Neg:
+  case ir::Op::Abs:
+  case ir::Op::Min:
+  case ir::Op::Max:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Floor:
+  case ir::Op::Ceil:
+  case ir::Op::Fract:
+  case ir::Op::Copysign:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Not:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
+  case ir::Op::Select:
     return nullptr;
   }
+  ir::invalid_op(op);
 }
 
 template <class U> EvalFn sign_eval(ir::Op op) {
@@ -215,9 +311,61 @@ template <class U> EvalFn sign_eval(ir::Op op) {
     return abs<U>;
   case ir::Op::Copysign:
     return copysign<U>;
-  default:
+  case ir::Op::Const:
+  case ir::Op::LocalGet:
+  case ir::Op::ParamGet:
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+  case ir::Op::GroupId:
+  case ir::Op::GroupSize:
+  case ir::Op::NumGroups:
+  case ir::Op::BufferLen:
+  case ir::Op::Load:
+  case ir::Op::Convert:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Add:
+  case ir::Op::Sub:
+  case ir::Op::Mul:
+  case ir::Op::Div:
+  case ir::Op::Rem:
+  case ir::Op::Min:
+  case ir::Op::Max:
+  case ir::Op::Fma:
+  case ir::Op::Sqrt:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Floor:
+  case ir::Op::Ceil:
+  case ir::Op::Fract:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Not:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
+  case ir::Op::Select:
     return nullptr;
   }
+  ir::invalid_op(op);
 }
 
 } // namespace

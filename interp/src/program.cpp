@@ -24,9 +24,55 @@ NodeClass classify(ir::Op op) {
     return NodeClass::Lane;
   case ir::Op::LocalGet:
     return NodeClass::LocalAlias;
-  default:
+  case ir::Op::Load:
+  case ir::Op::Convert:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Add:
+  case ir::Op::Sub:
+  case ir::Op::Mul:
+  case ir::Op::Div:
+  case ir::Op::Rem:
+  case ir::Op::Neg:
+  case ir::Op::Abs:
+  case ir::Op::Min:
+  case ir::Op::Max:
+  case ir::Op::Fma:
+  case ir::Op::Sqrt:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Floor:
+  case ir::Op::Ceil:
+  case ir::Op::Fract:
+  case ir::Op::Copysign:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Not:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
+  case ir::Op::Select:
     return NodeClass::Computed;
   }
+  ir::invalid_op(op);
 }
 
 class Compiler {

@@ -14,23 +14,6 @@ bool is_product(const Expr& e) {
   return e.op == Op::Mul && is_float(e.type);
 }
 
-// Ops whose float result is exactly a function of exact operands (no rounding).
-bool is_exact_op(Op op) {
-  switch (op) {
-  case Op::Neg:
-  case Op::Abs:
-  case Op::Min:
-  case Op::Max:
-  case Op::Copysign:
-  case Op::Floor:
-  case Op::Ceil:
-  case Op::Select:
-    return true;
-  default:
-    return false;
-  }
-}
-
 class Analysis {
 public:
   explicit Analysis(const Kernel& k) : k_(k) {}
@@ -45,14 +28,65 @@ public:
       return true;
     case Op::Convert:
       return widens_exactly(k_.expr(e.args[0]).type, e.type);
-    default:
-      if (!is_exact_op(e.op))
+    case Op::LocalGet:
+    case Op::GlobalId:
+    case Op::LocalId:
+    case Op::GroupId:
+    case Op::GroupSize:
+    case Op::NumGroups:
+    case Op::BufferLen:
+    case Op::Bitcast:
+    case Op::Pack:
+    case Op::Unpack:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Rem:
+    case Op::Neg:
+    case Op::Abs:
+    case Op::Min:
+    case Op::Max:
+    case Op::Fma:
+    case Op::Sqrt:
+    case Op::Rsqrt:
+    case Op::Exp:
+    case Op::Exp2:
+    case Op::Log:
+    case Op::Log2:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Tan:
+    case Op::Tanh:
+    case Op::Pow:
+    case Op::Erf:
+    case Op::Atan2:
+    case Op::Atan:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Fract:
+    case Op::Copysign:
+    case Op::Eq:
+    case Op::Ne:
+    case Op::Lt:
+    case Op::Le:
+    case Op::Gt:
+    case Op::Ge:
+    case Op::And:
+    case Op::Or:
+    case Op::Xor:
+    case Op::Not:
+    case Op::Shl:
+    case Op::Shr:
+    case Op::Select:
+      if (!info(e.op).exact_value)
         return false;
       for (int i = (e.op == Op::Select ? 1 : 0); i < e.nargs; ++i)
         if (!not_rounded(e.args[i]))
           return false;
       return true;
     }
+    invalid_op(e.op);
   }
 
   // An operand exactly representable in `target`: widened from target or narrower, or a
@@ -112,7 +146,56 @@ public:
       for (int i = 0; i < e.nargs; ++i)
         producers(e.args[i], out);
       return;
-    default:
+    case Op::Const:
+    case Op::LocalGet:
+    case Op::ParamGet:
+    case Op::GlobalId:
+    case Op::LocalId:
+    case Op::GroupId:
+    case Op::GroupSize:
+    case Op::NumGroups:
+    case Op::BufferLen:
+    case Op::Load:
+    case Op::Convert:
+    case Op::Bitcast:
+    case Op::Pack:
+    case Op::Unpack:
+    case Op::Div:
+    case Op::Rem:
+    case Op::Abs:
+    case Op::Min:
+    case Op::Max:
+    case Op::Sqrt:
+    case Op::Rsqrt:
+    case Op::Exp:
+    case Op::Exp2:
+    case Op::Log:
+    case Op::Log2:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Tan:
+    case Op::Tanh:
+    case Op::Pow:
+    case Op::Erf:
+    case Op::Atan2:
+    case Op::Atan:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Fract:
+    case Op::Copysign:
+    case Op::Eq:
+    case Op::Ne:
+    case Op::Lt:
+    case Op::Le:
+    case Op::Gt:
+    case Op::Ge:
+    case Op::And:
+    case Op::Or:
+    case Op::Xor:
+    case Op::Not:
+    case Op::Shl:
+    case Op::Shr:
+    case Op::Select:
       return;
     }
   }

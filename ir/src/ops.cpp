@@ -1,13 +1,18 @@
 #include "halfway/ir/ops.hpp"
 
+#include "halfway/ir/error.hpp"
+
 #include <array>
+#include <string>
 
 namespace halfway::ir {
 
 namespace {
 constexpr std::array kOps = {
-#define HALFWAY_X(op, text, arity, rule, rounds, figueroa, ulp, precision)                         \
-  OpInfo{text, arity, TypeRule::rule, rounds, figueroa, ulp, precision},
+#define HALFWAY_X(op, text, arity, rule, family, rounds, figueroa, exact, math, dsl, spelling,     \
+                  ulp, precision)                                                                  \
+  OpInfo{text, arity, TypeRule::rule, OpFamily::family, rounds, figueroa, exact,                   \
+         math, ulp,   precision},
     HALFWAY_OPS(HALFWAY_X)
 #undef HALFWAY_X
 };
@@ -25,6 +30,11 @@ std::optional<Op> parse_op(std::string_view text) {
     if (kOps[i].name == text)
       return static_cast<Op>(i);
   return std::nullopt;
+}
+
+void invalid_op(Op op) {
+  throw Error(ErrorKind::Internal,
+              "op number " + std::to_string(static_cast<unsigned>(op)) + " is not in the op table");
 }
 
 std::string_view name(AtomicOp op) {

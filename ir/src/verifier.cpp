@@ -289,7 +289,56 @@ private:
         fail_expr(id, "load from write-only buffer '" + k_.params[e.ref].name + "'");
       return;
     }
-    default:
+    case Op::GlobalId:
+    case Op::LocalId:
+    case Op::GroupId:
+    case Op::GroupSize:
+    case Op::NumGroups:
+    case Op::Convert:
+    case Op::Bitcast:
+    case Op::Pack:
+    case Op::Unpack:
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Rem:
+    case Op::Neg:
+    case Op::Abs:
+    case Op::Min:
+    case Op::Max:
+    case Op::Fma:
+    case Op::Sqrt:
+    case Op::Rsqrt:
+    case Op::Exp:
+    case Op::Exp2:
+    case Op::Log:
+    case Op::Log2:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Tan:
+    case Op::Tanh:
+    case Op::Pow:
+    case Op::Erf:
+    case Op::Atan2:
+    case Op::Atan:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Fract:
+    case Op::Copysign:
+    case Op::Eq:
+    case Op::Ne:
+    case Op::Lt:
+    case Op::Le:
+    case Op::Gt:
+    case Op::Ge:
+    case Op::And:
+    case Op::Or:
+    case Op::Xor:
+    case Op::Not:
+    case Op::Shl:
+    case Op::Shr:
+    case Op::Select:
       if (is_builtin(e.op)) {
         if (e.imm > 2)
           fail_expr(id, "builtin dimension must be 0, 1 or 2");

@@ -19,32 +19,11 @@ constexpr int64_t kBracketUlps = 1024;
 
 double eval_double(MathFn fn, double x, double y) {
   switch (fn) {
-  case MathFn::Exp:
-    return std::exp(x);
-  case MathFn::Exp2:
-    return std::exp2(x);
-  case MathFn::Log:
-    return std::log(x);
-  case MathFn::Log2:
-    return std::log2(x);
-  case MathFn::Sin:
-    return std::sin(x);
-  case MathFn::Cos:
-    return std::cos(x);
-  case MathFn::Tan:
-    return std::tan(x);
-  case MathFn::Tanh:
-    return std::tanh(x);
-  case MathFn::Sqrt:
-    return std::sqrt(x);
-  case MathFn::Rsqrt:
-    return 1.0 / std::sqrt(x);
-  case MathFn::Erf:
-    return std::erf(x);
-  case MathFn::Pow:
-    return std::pow(x, y);
-  case MathFn::Atan2:
-    return std::atan2(x, y);
+#define HALFWAY_X(fn, text, arity, libm, mpfr)                                                     \
+  case MathFn::fn:                                                                                 \
+    return libm;
+    HALFWAY_MATH_FNS(HALFWAY_X)
+#undef HALFWAY_X
   }
   return NAN;
 }
@@ -66,46 +45,18 @@ uint64_t eval_mpfr(MathFn fn, Format f, double x, double y) {
   mpfr_set_prec(s.out, info(f).precision());
   const mpfr_rnd_t rnd = MPFR_RNDN;
   int t = 0;
-  switch (fn) {
-  case MathFn::Exp:
-    t = mpfr_exp(s.out, s.in_x, rnd);
+  {
+    // The table's MPFR calls name their operands as below.
+    mpfr_ptr out = s.out;
+    mpfr_srcptr in_x = s.in_x, in_y = s.in_y;
+    switch (fn) {
+#define HALFWAY_X(fn, text, arity, libm, mpfr)                                                     \
+  case MathFn::fn:                                                                                 \
+    t = mpfr;                                                                                      \
     break;
-  case MathFn::Exp2:
-    t = mpfr_exp2(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Log:
-    t = mpfr_log(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Log2:
-    t = mpfr_log2(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Sin:
-    t = mpfr_sin(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Cos:
-    t = mpfr_cos(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Tan:
-    t = mpfr_tan(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Tanh:
-    t = mpfr_tanh(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Sqrt:
-    t = mpfr_sqrt(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Rsqrt:
-    t = mpfr_rec_sqrt(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Erf:
-    t = mpfr_erf(s.out, s.in_x, rnd);
-    break;
-  case MathFn::Pow:
-    t = mpfr_pow(s.out, s.in_x, s.in_y, rnd);
-    break;
-  case MathFn::Atan2:
-    t = mpfr_atan2(s.out, s.in_x, s.in_y, rnd);
-    break;
+      HALFWAY_MATH_FNS(HALFWAY_X)
+#undef HALFWAY_X
+    }
   }
   detail::fit_to_format(f, s.out, t, rnd);
   const double r = mpfr_get_d(s.out, MPFR_RNDN); // exact: precision <= 53, range inside f64

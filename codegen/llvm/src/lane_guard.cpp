@@ -45,7 +45,37 @@ bool invariant(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s) {
     if (!ir::is_int(e.type) || !ir::is_int(k.expr(e.args[0]).type))
       return false;
     break;
-  default:
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+  case ir::Op::GroupId:
+  case ir::Op::Load:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Div:
+  case ir::Op::Rem:
+  case ir::Op::Abs:
+  case ir::Op::Fma:
+  case ir::Op::Sqrt:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Floor:
+  case ir::Op::Ceil:
+  case ir::Op::Fract:
+  case ir::Op::Copysign:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
     return false;
   }
   for (int i = 0; i < e.nargs; ++i)

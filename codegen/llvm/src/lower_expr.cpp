@@ -51,9 +51,59 @@ Val Lowering::expr_uncached(ir::ExprId id) {
       return {b_.CreateTrunc(buffer_len_[e.ref], b_.getInt32Ty())};
     case ir::Op::Load:
       return load(e, id);
-    default:
+    case ir::Op::GlobalId:
+    case ir::Op::LocalId:
+    case ir::Op::GroupId:
+    case ir::Op::GroupSize:
+    case ir::Op::NumGroups:
+    case ir::Op::Convert:
+    case ir::Op::Bitcast:
+    case ir::Op::Pack:
+    case ir::Op::Unpack:
+    case ir::Op::Add:
+    case ir::Op::Sub:
+    case ir::Op::Mul:
+    case ir::Op::Div:
+    case ir::Op::Rem:
+    case ir::Op::Neg:
+    case ir::Op::Abs:
+    case ir::Op::Min:
+    case ir::Op::Max:
+    case ir::Op::Fma:
+    case ir::Op::Sqrt:
+    case ir::Op::Rsqrt:
+    case ir::Op::Exp:
+    case ir::Op::Exp2:
+    case ir::Op::Log:
+    case ir::Op::Log2:
+    case ir::Op::Sin:
+    case ir::Op::Cos:
+    case ir::Op::Tan:
+    case ir::Op::Tanh:
+    case ir::Op::Pow:
+    case ir::Op::Erf:
+    case ir::Op::Atan2:
+    case ir::Op::Atan:
+    case ir::Op::Floor:
+    case ir::Op::Ceil:
+    case ir::Op::Fract:
+    case ir::Op::Copysign:
+    case ir::Op::Eq:
+    case ir::Op::Ne:
+    case ir::Op::Lt:
+    case ir::Op::Le:
+    case ir::Op::Gt:
+    case ir::Op::Ge:
+    case ir::Op::And:
+    case ir::Op::Or:
+    case ir::Op::Xor:
+    case ir::Op::Not:
+    case ir::Op::Shl:
+    case ir::Op::Shr:
+    case ir::Op::Select:
       return builtin(e);
     }
+    ir::invalid_op(e.op);
   case ir::TypeRule::Convert: {
     if (e.type == ir::ScalarType::F16 && ir::is_narrowing(k_.expr(e.args[0]).type, e.type))
       part_narrows_f16_ = true;
@@ -138,9 +188,59 @@ Val Lowering::builtin(const ir::Expr& e) {
     return {i32(k_.workgroup[d])};
   case ir::Op::NumGroups:
     return {num_groups_[d]};
-  default:
+  case ir::Op::Const:
+  case ir::Op::LocalGet:
+  case ir::Op::ParamGet:
+  case ir::Op::BufferLen:
+  case ir::Op::Load:
+  case ir::Op::Convert:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Add:
+  case ir::Op::Sub:
+  case ir::Op::Mul:
+  case ir::Op::Div:
+  case ir::Op::Rem:
+  case ir::Op::Neg:
+  case ir::Op::Abs:
+  case ir::Op::Min:
+  case ir::Op::Max:
+  case ir::Op::Fma:
+  case ir::Op::Sqrt:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Floor:
+  case ir::Op::Ceil:
+  case ir::Op::Fract:
+  case ir::Op::Copysign:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Not:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
+  case ir::Op::Select:
     return {i32(0)};
   }
+  ir::invalid_op(e.op);
 }
 
 Val Lowering::select(const ir::Expr& e) {
@@ -242,64 +342,67 @@ Val Lowering::float_op(ir::ExprId id, const ir::Expr& e) {
     return unary_intrinsic(llvm::Intrinsic::ceil);
   case ir::Op::Fract:
     return {fract(arg(0), t), NanState::Dirty};
-  default:
+  case ir::Op::Const:
+  case ir::Op::LocalGet:
+  case ir::Op::ParamGet:
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+  case ir::Op::GroupId:
+  case ir::Op::GroupSize:
+  case ir::Op::NumGroups:
+  case ir::Op::BufferLen:
+  case ir::Op::Load:
+  case ir::Op::Convert:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Rem:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Not:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
+  case ir::Op::Select:
     return math_call(e);
   }
+  ir::invalid_op(e.op);
 }
 
 // The elementary functions with no exact LLVM instruction: halfway's correctly rounded ones, the
 // interpreter's own, so results are bit-identical (slow: a call per element, no vectorisation).
 Val Lowering::math_call(const ir::Expr& e) {
-  num::MathFn fn;
-  switch (e.op) {
-  case ir::Op::Rsqrt:
-    fn = num::MathFn::Rsqrt;
-    break;
-  case ir::Op::Exp:
-    fn = num::MathFn::Exp;
-    break;
-  case ir::Op::Exp2:
-    fn = num::MathFn::Exp2;
-    break;
-  case ir::Op::Log:
-    fn = num::MathFn::Log;
-    break;
-  case ir::Op::Log2:
-    fn = num::MathFn::Log2;
-    break;
-  case ir::Op::Sin:
-    fn = num::MathFn::Sin;
-    break;
-  case ir::Op::Cos:
-    fn = num::MathFn::Cos;
-    break;
-  case ir::Op::Tan:
-    fn = num::MathFn::Tan;
-    break;
-  case ir::Op::Tanh:
-    fn = num::MathFn::Tanh;
-    break;
-  case ir::Op::Pow:
-    fn = num::MathFn::Pow;
-    break;
-  case ir::Op::Erf:
-    fn = num::MathFn::Erf;
-    break;
-  case ir::Op::Atan2:
-    fn = num::MathFn::Atan2;
-    break;
-  default:
+  const std::optional<num::MathFn> fn = ir::math_fn(e.op);
+  if (!fn)
     throw Error(ErrorKind::Unsupported,
                 "the LLVM backend has no lowering for " + std::string(ir::name(e.op)),
                 {.kernel = k_.name});
-  }
   llvm::Type* i64t = b_.getInt64Ty();
   auto* type = llvm::FunctionType::get(i64t, {b_.getInt32Ty(), b_.getInt32Ty(), i64t, i64t}, false);
   llvm::Value* x = to_bits64(expr(e.args[0]).v, e.type);
   llvm::Value* y = e.nargs > 1 ? to_bits64(expr(e.args[1]).v, e.type) : i64(0); // after x
   llvm::Value* r = b_.CreateCall(
       runtime_function(kMathSymbol, type),
-      {i32(static_cast<uint32_t>(fn)), i32(static_cast<uint32_t>(ir::format_of(e.type))), x, y});
+      {i32(static_cast<uint32_t>(*fn)), i32(static_cast<uint32_t>(ir::format_of(e.type))), x, y});
   return {from_bits64(r, e.type)};
 }
 

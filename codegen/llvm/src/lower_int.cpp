@@ -42,11 +42,51 @@ Val Lowering::int_op(ir::ExprId id, const ir::Expr& e) {
   case ir::Op::Shl:
   case ir::Op::Shr:
     return {shift(id, e, a, b)};
-  default:
+  case ir::Op::Const:
+  case ir::Op::LocalGet:
+  case ir::Op::ParamGet:
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+  case ir::Op::GroupId:
+  case ir::Op::GroupSize:
+  case ir::Op::NumGroups:
+  case ir::Op::BufferLen:
+  case ir::Op::Load:
+  case ir::Op::Convert:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Fma:
+  case ir::Op::Sqrt:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Floor:
+  case ir::Op::Ceil:
+  case ir::Op::Fract:
+  case ir::Op::Copysign:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+  case ir::Op::Select:
     throw Error(ErrorKind::Unsupported,
                 "the LLVM backend has no integer lowering for " + std::string(ir::name(e.op)),
                 {.kernel = k_.name});
   }
+  ir::invalid_op(e.op);
 }
 
 llvm::Value* Lowering::div_rem(ir::ExprId id, const ir::Expr& e, llvm::Value* a, llvm::Value* b) {

@@ -215,9 +215,49 @@ unsigned Lowering::jam_factor(const Part& part) {
     case ir::Op::Max:
       return !ir::is_float(e.type) && self(self, e.args[0], depth + 1) &&
              self(self, e.args[1], depth + 1);
-    default:
+    case ir::Op::GlobalId:
+    case ir::Op::LocalId:
+    case ir::Op::Load:
+    case ir::Op::Convert:
+    case ir::Op::Bitcast:
+    case ir::Op::Pack:
+    case ir::Op::Unpack:
+    case ir::Op::Div:
+    case ir::Op::Rem:
+    case ir::Op::Neg:
+    case ir::Op::Abs:
+    case ir::Op::Fma:
+    case ir::Op::Sqrt:
+    case ir::Op::Rsqrt:
+    case ir::Op::Exp:
+    case ir::Op::Exp2:
+    case ir::Op::Log:
+    case ir::Op::Log2:
+    case ir::Op::Sin:
+    case ir::Op::Cos:
+    case ir::Op::Tan:
+    case ir::Op::Tanh:
+    case ir::Op::Pow:
+    case ir::Op::Erf:
+    case ir::Op::Atan2:
+    case ir::Op::Atan:
+    case ir::Op::Floor:
+    case ir::Op::Ceil:
+    case ir::Op::Fract:
+    case ir::Op::Copysign:
+    case ir::Op::Eq:
+    case ir::Op::Ne:
+    case ir::Op::Lt:
+    case ir::Op::Le:
+    case ir::Op::Gt:
+    case ir::Op::Ge:
+    case ir::Op::Not:
+    case ir::Op::Shl:
+    case ir::Op::Shr:
+    case ir::Op::Select:
       return false;
     }
+    ir::invalid_op(e.op);
   };
   if (!uniform(uniform, loop->a, 0) || !uniform(uniform, loop->b, 0) ||
       !uniform(uniform, loop->c, 0))

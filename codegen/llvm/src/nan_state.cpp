@@ -40,9 +40,51 @@ NanState result_nan_state(const ir::Kernel& k, const ir::Expr& e, const NanState
       return NanState::Clean; // narrowings canonicalise
     return args[0] == NanState::Dirty ? NanState::Dirty : NanState::SignedPayload;
   }
-  default:
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+  case ir::Op::GroupId:
+  case ir::Op::GroupSize:
+  case ir::Op::NumGroups:
+  case ir::Op::BufferLen:
+  case ir::Op::Pack:
+  case ir::Op::Add:
+  case ir::Op::Sub:
+  case ir::Op::Mul:
+  case ir::Op::Div:
+  case ir::Op::Rem:
+  case ir::Op::Fma:
+  case ir::Op::Sqrt:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Floor:
+  case ir::Op::Ceil:
+  case ir::Op::Fract:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Not:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
     return NanState::Dirty;
   }
+  ir::invalid_op(e.op);
 }
 
 namespace {

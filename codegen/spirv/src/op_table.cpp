@@ -81,6 +81,7 @@ constexpr SpirvRow kRows[] = {
     math(Pow, GLSLstd450Pow, true),
     {Erf, special(Special::Erf), none(), none(), none()},
     math(Atan2, GLSLstd450Atan2, true),
+    math(Atan, GLSLstd450Atan, true),
     math(Floor, GLSLstd450Floor, false),
     math(Ceil, GLSLstd450Ceil, false),
     math(Fract, GLSLstd450Fract, false),

@@ -357,9 +357,44 @@ private:
         return Range::any();
       return a[0];
     }
-    default:
+    case ir::Op::Load:
+    case ir::Op::Bitcast:
+    case ir::Op::Pack:
+    case ir::Op::Unpack:
+    case ir::Op::Neg:
+    case ir::Op::Abs:
+    case ir::Op::Fma:
+    case ir::Op::Sqrt:
+    case ir::Op::Rsqrt:
+    case ir::Op::Exp:
+    case ir::Op::Exp2:
+    case ir::Op::Log:
+    case ir::Op::Log2:
+    case ir::Op::Sin:
+    case ir::Op::Cos:
+    case ir::Op::Tan:
+    case ir::Op::Tanh:
+    case ir::Op::Pow:
+    case ir::Op::Erf:
+    case ir::Op::Atan2:
+    case ir::Op::Atan:
+    case ir::Op::Floor:
+    case ir::Op::Ceil:
+    case ir::Op::Fract:
+    case ir::Op::Copysign:
+    case ir::Op::Eq:
+    case ir::Op::Ne:
+    case ir::Op::Lt:
+    case ir::Op::Le:
+    case ir::Op::Gt:
+    case ir::Op::Ge:
+    case ir::Op::Or:
+    case ir::Op::Xor:
+    case ir::Op::Not:
+    case ir::Op::Shl:
       return Range::any();
     }
+    ir::invalid_op(e.op);
   }
 
   const ir::Kernel& k_;

@@ -93,42 +93,29 @@ template <class T, class X> Value<T> unpack(const X& word, uint32_t lane) {
 }
 
 // ---- math -------------------------------------------------------------------------------------
-#define HALFWAY_UNARY(fn, op)                                                                      \
+// One function per op table row with a DSL form, spelled as the row says.
+#define HALFWAY_DSL_Unary(fn, code)                                                                \
   template <class X>                                                                               \
   requires ValueLike<X>                                                                            \
   auto fn(const X& x) {                                                                            \
-    return detail::unary<value_elem_t<X>>(ir::Op::op, x);                                          \
+    return detail::unary<value_elem_t<X>>(ir::Op::code, x);                                        \
   }
-HALFWAY_UNARY(sqrt, Sqrt)
-HALFWAY_UNARY(rsqrt, Rsqrt)
-HALFWAY_UNARY(exp, Exp)
-HALFWAY_UNARY(exp2, Exp2)
-HALFWAY_UNARY(log, Log)
-HALFWAY_UNARY(log2, Log2)
-HALFWAY_UNARY(sin, Sin)
-HALFWAY_UNARY(cos, Cos)
-HALFWAY_UNARY(tan, Tan)
-HALFWAY_UNARY(tanh, Tanh)
-HALFWAY_UNARY(erf, Erf)
-HALFWAY_UNARY(floor, Floor)
-HALFWAY_UNARY(ceil, Ceil)
-HALFWAY_UNARY(fract, Fract)
-HALFWAY_UNARY(abs, Abs)
-#undef HALFWAY_UNARY
-
-#define HALFWAY_BINARY_FN(fn, code)                                                                \
+#define HALFWAY_DSL_Binary(fn, code)                                                               \
   template <class A, class B>                                                                      \
   requires detail::Operands<A, B>                                                                  \
   auto fn(const A& a, const B& c) {                                                                \
     using T = detail::binary_t<A, B>;                                                              \
     return detail::op(ir::Op::code, detail::as<T>(a), detail::as<T>(c));                           \
   }
-HALFWAY_BINARY_FN(min, Min)
-HALFWAY_BINARY_FN(max, Max)
-HALFWAY_BINARY_FN(pow, Pow)
-HALFWAY_BINARY_FN(atan2, Atan2)
-HALFWAY_BINARY_FN(copysign, Copysign)
-#undef HALFWAY_BINARY_FN
+#define HALFWAY_DSL_None(fn, code)
+#define HALFWAY_X(op, text, arity, rule, family, rounds, figueroa, exact, math, dsl, spelling,     \
+                  ulp, precision)                                                                  \
+  HALFWAY_DSL_##dsl(spelling, op)
+HALFWAY_OPS(HALFWAY_X)
+#undef HALFWAY_X
+#undef HALFWAY_DSL_None
+#undef HALFWAY_DSL_Binary
+#undef HALFWAY_DSL_Unary
 
 // fma(a, b, c) = a*b + c rounded once (on the interpreter; Vulkan devices may round twice, see
 // the op table's device precision).

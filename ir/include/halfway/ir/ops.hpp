@@ -1,8 +1,13 @@
 #pragma once
 // The one table of op semantics. Every expression node is one of these ops. The verifier reads its
-// type rule, the narrowing analysis reads which ops round and which Figueroa's theorem covers,
-// the interpreter and both backends dispatch on the op, and the docs print the device precision.
-// Adding an op is one line here plus the cases the compiler then asks for.
+// type rule, the narrowing analysis reads which ops round, which Figueroa's theorem covers and
+// which pass exact values through, the interpreter and the LLVM backend call the numerics
+// function the row names, the DSL defines a function for each row with a DSL form, the checker
+// counts the rows that round, and the docs print the device precision. Adding an op is one row
+// here plus the cases the compiler then asks for (switches over Op and OpFamily have no
+// default, and the SPIR-V rows are checked against this table's count and order).
+
+#include "halfway/numerics/math.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -26,68 +31,117 @@ enum class TypeRule : uint8_t {
   Unpack,  // u32 -> element aux type, lane given by the node's immediate
 };
 
+// What kind of computation an op is; backends that lower whole families switch on this.
+enum class OpFamily : uint8_t {
+  Leaf,     // constants, locals, parameters, buffer lengths
+  Builtin,  // a lane or group coordinate; the immediate is the dimension (0, 1, 2)
+  Memory,   // loads
+  Convert,  // value conversion with a rounding mode
+  Bits,     // bitcast, pack, unpack: bit patterns moved, never rounded
+  Arith,    // add, sub, mul, div, rem
+  Sign,     // neg, abs, copysign: the sign bit only
+  MinMax,   // min, max
+  Fma,      // fused multiply-add
+  Math,     // elementary functions: the row names the correctly rounded numerics function
+  Integral, // floor, ceil, fract
+  Compare,  // eq, ne, lt, le, gt, ge
+  Logic,    // and, or, xor, not
+  Shift,    // shl, shr
+  Select,   // select
+};
+
+// The "numerics function" column of ops that are not elementary functions.
+inline constexpr std::optional<num::MathFn> kNoMath{};
+
+// Columns: the op's enumerator and text; its arity and type rule; its family; `rounds`: the float
+// result is a rounding of an exact value; `figueroa`: see OpInfo; `exact value`: the float result
+// is exactly a function of exact operand values (sign ops, min/max, floor/ceil, select), so a
+// value built from unrounded operands stays unrounded; the correctly rounded numerics function
+// that the interpreter and the LLVM backend call (Math family); the DSL form (Unary, Binary or
+// None) and the DSL function's spelling; the f32 device error bound and its text.
 #define HALFWAY_OPS(X)                                                                             \
-  /* op, text, arity, rule, rounds, figueroa, device ulp (f32), device precision */                \
-  X(Const, "const", 0, Leaf, false, false, 0, "exact")                                             \
-  X(LocalGet, "local", 0, Leaf, false, false, 0, "exact")                                          \
-  X(ParamGet, "param", 0, Leaf, false, false, 0, "exact")                                          \
-  X(GlobalId, "global_id", 0, Leaf, false, false, 0, "exact")                                      \
-  X(LocalId, "local_id", 0, Leaf, false, false, 0, "exact")                                        \
-  X(GroupId, "group_id", 0, Leaf, false, false, 0, "exact")                                        \
-  X(GroupSize, "group_size", 0, Leaf, false, false, 0, "exact")                                    \
-  X(NumGroups, "num_groups", 0, Leaf, false, false, 0, "exact")                                    \
-  X(BufferLen, "len", 0, Leaf, false, false, 0, "exact")                                           \
-  X(Load, "load", 1, Leaf, false, false, 0, "exact")                                               \
-  X(Convert, "convert", 1, Convert, true, false, 0,                                                \
+  /* op, text, arity, type rule, family, rounds, figueroa, exact value, numerics function,      */ \
+  /* DSL form, DSL spelling, device ulp (f32), device precision                                 */ \
+  X(Const, "const", 0, Leaf, Leaf, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(LocalGet, "local", 0, Leaf, Leaf, false, false, false, kNoMath, None, _, 0, "exact")           \
+  X(ParamGet, "param", 0, Leaf, Leaf, false, false, false, kNoMath, None, _, 0, "exact")           \
+  X(GlobalId, "global_id", 0, Leaf, Builtin, false, false, false, kNoMath, None, _, 0, "exact")    \
+  X(LocalId, "local_id", 0, Leaf, Builtin, false, false, false, kNoMath, None, _, 0, "exact")      \
+  X(GroupId, "group_id", 0, Leaf, Builtin, false, false, false, kNoMath, None, _, 0, "exact")      \
+  X(GroupSize, "group_size", 0, Leaf, Builtin, false, false, false, kNoMath, None, _, 0, "exact")  \
+  X(NumGroups, "num_groups", 0, Leaf, Builtin, false, false, false, kNoMath, None, _, 0, "exact")  \
+  X(BufferLen, "len", 0, Leaf, Leaf, false, false, false, kNoMath, None, _, 0, "exact")            \
+  X(Load, "load", 1, Leaf, Memory, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(Convert, "convert", 1, Convert, Convert, true, false, false, kNoMath, None, _, 0,              \
     "correctly rounded with the node's rounding mode (RoundingModeRTE/RTZ float controls)")        \
-  X(Bitcast, "bitcast", 1, Bitcast, false, false, 0, "exact")                                      \
-  X(Pack, "pack", -1, Pack, false, false, 0, "exact")                                              \
-  X(Unpack, "unpack", 1, Unpack, false, false, 0, "exact")                                         \
-  X(Add, "add", 2, Numeric, true, true, 0, "correctly rounded")                                    \
-  X(Sub, "sub", 2, Numeric, true, true, 0, "correctly rounded")                                    \
-  X(Mul, "mul", 2, Numeric, true, true, 0, "correctly rounded")                                    \
-  X(Div, "div", 2, Numeric, true, true, 2.5, "2.5 ulp for |y| in [2^-126, 2^126]")                 \
-  X(Rem, "rem", 2, Int, false, false, 0, "exact (integers only)")                                  \
-  X(Neg, "neg", 1, Numeric, false, false, 0, "exact")                                              \
-  X(Abs, "abs", 1, Numeric, false, false, 0, "exact")                                              \
-  X(Min, "min", 2, Numeric, false, false, 0, "exact")                                              \
-  X(Max, "max", 2, Numeric, false, false, 0, "exact")                                              \
-  X(Fma, "fma", 3, Float, true, false, 0,                                                          \
+  X(Bitcast, "bitcast", 1, Bitcast, Bits, false, false, false, kNoMath, None, _, 0, "exact")       \
+  X(Pack, "pack", -1, Pack, Bits, false, false, false, kNoMath, None, _, 0, "exact")               \
+  X(Unpack, "unpack", 1, Unpack, Bits, false, false, false, kNoMath, None, _, 0, "exact")          \
+  X(Add, "add", 2, Numeric, Arith, true, true, false, kNoMath, None, _, 0, "correctly rounded")    \
+  X(Sub, "sub", 2, Numeric, Arith, true, true, false, kNoMath, None, _, 0, "correctly rounded")    \
+  X(Mul, "mul", 2, Numeric, Arith, true, true, false, kNoMath, None, _, 0, "correctly rounded")    \
+  X(Div, "div", 2, Numeric, Arith, true, true, false, kNoMath, None, _, 2.5,                       \
+    "2.5 ulp for |y| in [2^-126, 2^126]")                                                          \
+  X(Rem, "rem", 2, Int, Arith, false, false, false, kNoMath, None, _, 0, "exact (integers only)")  \
+  X(Neg, "neg", 1, Numeric, Sign, false, false, true, kNoMath, None, _, 0, "exact")                \
+  X(Abs, "abs", 1, Numeric, Sign, false, false, true, kNoMath, Unary, abs, 0, "exact")             \
+  X(Min, "min", 2, Numeric, MinMax, false, false, true, kNoMath, Binary, min, 0, "exact")          \
+  X(Max, "max", 2, Numeric, MinMax, false, false, true, kNoMath, Binary, max, 0, "exact")          \
+  X(Fma, "fma", 3, Float, Fma, true, false, false, kNoMath, None, _, 0,                            \
     "inherited from OpFMul followed by OpFAdd: a device may round twice")                          \
-  X(Sqrt, "sqrt", 1, Float, true, true, 3, "inherited from 1.0 / inversesqrt(x)")                  \
-  X(Rsqrt, "rsqrt", 1, Float, true, false, 2, "2 ulp")                                             \
-  X(Exp, "exp", 1, Float, true, false, 3, "3 + 2*|x| ulp")                                         \
-  X(Exp2, "exp2", 1, Float, true, false, 3, "3 + 2*|x| ulp")                                       \
-  X(Log, "log", 1, Float, true, false, 3, "3 ulp outside [0.5, 2]; absolute 2^-21 inside")         \
-  X(Log2, "log2", 1, Float, true, false, 3, "3 ulp outside [0.5, 2]; absolute 2^-21 inside")       \
-  X(Sin, "sin", 1, Float, true, false, 0, "absolute 2^-11 inside [-pi, pi]")                       \
-  X(Cos, "cos", 1, Float, true, false, 0, "absolute 2^-11 inside [-pi, pi]")                       \
-  X(Tan, "tan", 1, Float, true, false, 0, "inherited from sin(x) / cos(x)")                        \
-  X(Tanh, "tanh", 1, Float, true, false, 0, "inherited from its exp definition")                   \
-  X(Pow, "pow", 2, Float, true, false, 0, "inherited from exp2(y * log2(x))")                      \
-  X(Erf, "erf", 1, Float, true, false, 4,                                                          \
+  X(Sqrt, "sqrt", 1, Float, Math, true, true, false, kNoMath, Unary, sqrt, 3,                      \
+    "inherited from 1.0 / inversesqrt(x)")                                                         \
+  X(Rsqrt, "rsqrt", 1, Float, Math, true, false, false, num::MathFn::Rsqrt, Unary, rsqrt, 2,       \
+    "2 ulp")                                                                                       \
+  X(Exp, "exp", 1, Float, Math, true, false, false, num::MathFn::Exp, Unary, exp, 3,               \
+    "3 + 2*|x| ulp")                                                                               \
+  X(Exp2, "exp2", 1, Float, Math, true, false, false, num::MathFn::Exp2, Unary, exp2, 3,           \
+    "3 + 2*|x| ulp")                                                                               \
+  X(Log, "log", 1, Float, Math, true, false, false, num::MathFn::Log, Unary, log, 3,               \
+    "3 ulp outside [0.5, 2]; absolute 2^-21 inside")                                               \
+  X(Log2, "log2", 1, Float, Math, true, false, false, num::MathFn::Log2, Unary, log2, 3,           \
+    "3 ulp outside [0.5, 2]; absolute 2^-21 inside")                                               \
+  X(Sin, "sin", 1, Float, Math, true, false, false, num::MathFn::Sin, Unary, sin, 0,               \
+    "absolute 2^-11 inside [-pi, pi]")                                                             \
+  X(Cos, "cos", 1, Float, Math, true, false, false, num::MathFn::Cos, Unary, cos, 0,               \
+    "absolute 2^-11 inside [-pi, pi]")                                                             \
+  X(Tan, "tan", 1, Float, Math, true, false, false, num::MathFn::Tan, Unary, tan, 0,               \
+    "inherited from sin(x) / cos(x)")                                                              \
+  X(Tanh, "tanh", 1, Float, Math, true, false, false, num::MathFn::Tanh, Unary, tanh, 0,           \
+    "inherited from its exp definition")                                                           \
+  X(Pow, "pow", 2, Float, Math, true, false, false, num::MathFn::Pow, Binary, pow, 0,              \
+    "inherited from exp2(y * log2(x))")                                                            \
+  X(Erf, "erf", 1, Float, Math, true, false, false, num::MathFn::Erf, Unary, erf, 4,               \
     "no GLSL.std.450 instruction: backend polynomial, 4 ulp")                                      \
-  X(Atan2, "atan2", 2, Float, true, false, 4096, "4096 ulp")                                       \
-  X(Floor, "floor", 1, Float, false, false, 0, "exact")                                            \
-  X(Ceil, "ceil", 1, Float, false, false, 0, "exact")                                              \
-  X(Fract, "fract", 1, Float, true, false, 0, "inherited from x - floor(x)")                       \
-  X(Copysign, "copysign", 2, Float, false, false, 0, "exact")                                      \
-  X(Eq, "eq", 2, Compare, false, false, 0, "exact")                                                \
-  X(Ne, "ne", 2, Compare, false, false, 0, "exact")                                                \
-  X(Lt, "lt", 2, Compare, false, false, 0, "exact")                                                \
-  X(Le, "le", 2, Compare, false, false, 0, "exact")                                                \
-  X(Gt, "gt", 2, Compare, false, false, 0, "exact")                                                \
-  X(Ge, "ge", 2, Compare, false, false, 0, "exact")                                                \
-  X(And, "and", 2, Bitwise, false, false, 0, "exact")                                              \
-  X(Or, "or", 2, Bitwise, false, false, 0, "exact")                                                \
-  X(Xor, "xor", 2, Bitwise, false, false, 0, "exact")                                              \
-  X(Not, "not", 1, Bitwise, false, false, 0, "exact")                                              \
-  X(Shl, "shl", 2, Shift, false, false, 0, "exact")                                                \
-  X(Shr, "shr", 2, Shift, false, false, 0, "exact (arithmetic for signed types)")                  \
-  X(Select, "select", 3, Select, false, false, 0, "exact")
+  X(Atan2, "atan2", 2, Float, Math, true, false, false, num::MathFn::Atan2, Binary, atan2, 4096,   \
+    "4096 ulp")                                                                                    \
+  X(Atan, "atan", 1, Float, Math, true, false, false, num::MathFn::Atan, Unary, atan, 4096,        \
+    "4096 ulp")                                                                                    \
+  X(Floor, "floor", 1, Float, Integral, false, false, true, kNoMath, Unary, floor, 0, "exact")     \
+  X(Ceil, "ceil", 1, Float, Integral, false, false, true, kNoMath, Unary, ceil, 0, "exact")        \
+  X(Fract, "fract", 1, Float, Integral, true, false, false, kNoMath, Unary, fract, 0,              \
+    "inherited from x - floor(x)")                                                                 \
+  X(Copysign, "copysign", 2, Float, Sign, false, false, true, kNoMath, Binary, copysign, 0,        \
+    "exact")                                                                                       \
+  X(Eq, "eq", 2, Compare, Compare, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(Ne, "ne", 2, Compare, Compare, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(Lt, "lt", 2, Compare, Compare, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(Le, "le", 2, Compare, Compare, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(Gt, "gt", 2, Compare, Compare, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(Ge, "ge", 2, Compare, Compare, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(And, "and", 2, Bitwise, Logic, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(Or, "or", 2, Bitwise, Logic, false, false, false, kNoMath, None, _, 0, "exact")                \
+  X(Xor, "xor", 2, Bitwise, Logic, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(Not, "not", 1, Bitwise, Logic, false, false, false, kNoMath, None, _, 0, "exact")              \
+  X(Shl, "shl", 2, Shift, Shift, false, false, false, kNoMath, None, _, 0, "exact")                \
+  X(Shr, "shr", 2, Shift, Shift, false, false, false, kNoMath, None, _, 0,                         \
+    "exact (arithmetic for signed types)")                                                         \
+  X(Select, "select", 3, Select, Select, false, false, true, kNoMath, None, _, 0, "exact")
 
 enum class Op : uint8_t {
-#define HALFWAY_X(op, text, arity, rule, rounds, figueroa, ulp, precision) op,
+#define HALFWAY_X(op, text, arity, rule, family, rounds, figueroa, exact, math, dsl, spelling,     \
+                  ulp, precision)                                                                  \
+  op,
   HALFWAY_OPS(HALFWAY_X)
 #undef HALFWAY_X
 };
@@ -96,11 +150,16 @@ struct OpInfo {
   std::string_view name;
   int arity; // -1: variable (pack takes 2 or 4)
   TypeRule rule;
+  OpFamily family;
   // The float result is a rounding of an exact value (the narrowing analysis's "rounding op").
   bool rounds;
   // One such op of operands exact in a p-bit format, computed in q >= 2p+2 bits and rounded to p
   // bits, equals the op rounded once to p bits (Figueroa 1995): add, sub, mul, div, sqrt.
   bool figueroa;
+  // The float result is exactly a function of exact operand values (no rounding of its own).
+  bool exact_value;
+  // The correctly rounded elementary function of the Math family's ops.
+  std::optional<num::MathFn> math;
   // The f32 error bound Vulkan allows a device, in ulps (0: exact or see the text).
   double device_ulp;
   std::string_view device_precision;
@@ -111,15 +170,33 @@ inline std::string_view name(Op op) {
   return info(op).name;
 }
 std::optional<Op> parse_op(std::string_view text);
+// Ends a function whose switch lists every op (no default, so that -Wswitch asks for a new op's
+// case): reached only through a value outside the enumeration, a bug. Throws Internal.
+[[noreturn]] void invalid_op(Op op);
 inline constexpr size_t kOpCount = 0
-#define HALFWAY_X(op, text, arity, rule, rounds, figueroa, ulp, precision) +1
+#define HALFWAY_X(op, text, arity, rule, family, rounds, figueroa, exact, math, dsl, spelling,     \
+                  ulp, precision)                                                                  \
+  +1
     HALFWAY_OPS(HALFWAY_X)
 #undef HALFWAY_X
     ;
 
+// Each op's numerics function, usable at compile time (the interpreter instantiates one evaluator
+// per function).
+inline constexpr std::optional<num::MathFn> kOpMath[] = {
+#define HALFWAY_X(op, text, arity, rule, family, rounds, figueroa, exact, math, dsl, spelling,     \
+                  ulp, precision)                                                                  \
+  math,
+    HALFWAY_OPS(HALFWAY_X)
+#undef HALFWAY_X
+};
+constexpr std::optional<num::MathFn> math_fn(Op op) {
+  return kOpMath[static_cast<size_t>(op)];
+}
+
 // Ops that read a builtin lane or group coordinate: their immediate is the dimension (0, 1, 2).
 inline bool is_builtin(Op op) {
-  return op >= Op::GlobalId && op <= Op::NumGroups;
+  return info(op).family == OpFamily::Builtin;
 }
 
 // Atomic read-modify-write operations (statements, on u32/i32/u64/i64 elements).

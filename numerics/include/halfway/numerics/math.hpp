@@ -30,34 +30,48 @@
 #include "halfway/numerics/formats.hpp"
 
 #include <cstdint>
+#include <iterator>
 
 namespace halfway::num {
 
+// The one list of elementary functions: enumerator, name, arity, the glibc double call that
+// brackets the value (x, y are the exactly widened operands) and the MPFR call that decides it
+// (out, in_x, in_y, rnd are math.cpp's scratch). Adding a function is one row. MathFn crosses the
+// JIT ABI as its integer, which both sides take from this list.
+#define HALFWAY_MATH_FNS(X)                                                                        \
+  X(Exp, "exp", 1, std::exp(x), mpfr_exp(out, in_x, rnd))                                          \
+  X(Exp2, "exp2", 1, std::exp2(x), mpfr_exp2(out, in_x, rnd))                                      \
+  X(Log, "log", 1, std::log(x), mpfr_log(out, in_x, rnd))                                          \
+  X(Log2, "log2", 1, std::log2(x), mpfr_log2(out, in_x, rnd))                                      \
+  X(Sin, "sin", 1, std::sin(x), mpfr_sin(out, in_x, rnd))                                          \
+  X(Cos, "cos", 1, std::cos(x), mpfr_cos(out, in_x, rnd))                                          \
+  X(Tan, "tan", 1, std::tan(x), mpfr_tan(out, in_x, rnd))                                          \
+  X(Tanh, "tanh", 1, std::tanh(x), mpfr_tanh(out, in_x, rnd))                                      \
+  X(Sqrt, "sqrt", 1, std::sqrt(x), mpfr_sqrt(out, in_x, rnd))                                      \
+  X(Rsqrt, "rsqrt", 1, 1.0 / std::sqrt(x), mpfr_rec_sqrt(out, in_x, rnd))                          \
+  X(Erf, "erf", 1, std::erf(x), mpfr_erf(out, in_x, rnd))                                          \
+  /* pow(x, y) = x^y */                                                                            \
+  X(Pow, "pow", 2, std::pow(x, y), mpfr_pow(out, in_x, in_y, rnd))                                 \
+  /* atan2(y, x): the first operand is y, as in C */                                               \
+  X(Atan2, "atan2", 2, std::atan2(x, y), mpfr_atan2(out, in_x, in_y, rnd))                         \
+  X(Atan, "atan", 1, std::atan(x), mpfr_atan(out, in_x, rnd))
+
 enum class MathFn : uint8_t {
-  Exp,
-  Exp2,
-  Log,
-  Log2,
-  Sin,
-  Cos,
-  Tan,
-  Tanh,
-  Sqrt,
-  Rsqrt,
-  Erf,
-  Pow,   // pow(x, y) = x^y
-  Atan2, // atan2(y, x): the first operand is y, as in C
+#define HALFWAY_X(fn, text, arity, libm, mpfr) fn,
+  HALFWAY_MATH_FNS(HALFWAY_X)
+#undef HALFWAY_X
 };
-inline constexpr int kMathFnCount = 13;
 
 struct MathFnInfo {
   const char* name;
   int arity;
 };
-inline constexpr MathFnInfo kMathFns[kMathFnCount] = {
-    {"exp", 1},  {"exp2", 1}, {"log", 1},   {"log2", 1}, {"sin", 1}, {"cos", 1},   {"tan", 1},
-    {"tanh", 1}, {"sqrt", 1}, {"rsqrt", 1}, {"erf", 1},  {"pow", 2}, {"atan2", 2},
+inline constexpr MathFnInfo kMathFns[] = {
+#define HALFWAY_X(fn, text, arity, libm, mpfr) {text, arity},
+    HALFWAY_MATH_FNS(HALFWAY_X)
+#undef HALFWAY_X
 };
+inline constexpr int kMathFnCount = static_cast<int>(std::size(kMathFns));
 constexpr const MathFnInfo& math_info(MathFn fn) {
   return kMathFns[static_cast<int>(fn)];
 }
