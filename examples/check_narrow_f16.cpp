@@ -19,7 +19,8 @@ int main() {
     auto strict = halfway::diff::run(k, *cpu, in.grid, in.args); // bit for bit: no opt-in
     auto accepted = halfway::policy::accept_single_rounding(
         halfway::policy::Scope::kernel("narrow_f16"), "f16 output only feeds a display");
-    if (!accepted.ok()) return 2; // a blank reason or the default kernel name is refused
+    if (!accepted.ok())
+      return 2; // a blank reason or the default kernel name is refused
     auto relaxed = halfway::diff::run(k, *cpu, in.grid, in.args); // now within the bound
     std::cout << halfway::diff::to_text(strict) << "\n" << halfway::diff::to_text(relaxed);
     return strict.ok() && relaxed.ok() ? 0 : 1;

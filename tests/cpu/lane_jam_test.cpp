@@ -7,7 +7,6 @@
 #include "kernels.hpp" // bench/cpu: reduce_chunks, the benchmark that motivated the interleaving
 
 #include <gtest/gtest.h>
-
 #include <random>
 
 using namespace halfway;
@@ -20,7 +19,8 @@ std::vector<float> values(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> v(-4.0f, 4.0f);
   std::vector<float> out(n);
-  for (auto& x : out) x = v(rng);
+  for (auto& x : out)
+    x = v(rng);
   // Cancellation-prone and special values, so that any reordering would show.
   for (size_t i = 0; i + 8 < n; i += 97) {
     out[i] = 1e30f;

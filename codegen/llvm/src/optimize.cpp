@@ -29,8 +29,8 @@ void optimize_module(llvm::Module& module, const HostTarget& target) {
   std::string key = target.triple + '\n' + target.cpu + '\n' + target.features;
   if (!cached.machine || cached.key != key) {
     llvm::TargetOptions options;
-    cached.machine.reset(t->createTargetMachine(target.triple, target.cpu, target.features,
-                                                options, llvm::Reloc::PIC_, std::nullopt,
+    cached.machine.reset(t->createTargetMachine(target.triple, target.cpu, target.features, options,
+                                                llvm::Reloc::PIC_, std::nullopt,
                                                 llvm::CodeGenOptLevel::Aggressive));
     cached.key = std::move(key);
   }
