@@ -131,8 +131,58 @@ uint64_t model_value(Workspace& w, Exec& x, const ExactSite& s, uint32_t lane,
       exact_mul(w.at(0), arg(0), arg(1));
       exact_add(r, w.at(0), arg(2), false);
       break;
-    default:
-      break;
+    case ir::Op::Const:
+    case ir::Op::LocalGet:
+    case ir::Op::ParamGet:
+    case ir::Op::GlobalId:
+    case ir::Op::LocalId:
+    case ir::Op::GroupId:
+    case ir::Op::GroupSize:
+    case ir::Op::NumGroups:
+    case ir::Op::BufferLen:
+    case ir::Op::Load:
+    case ir::Op::Convert:
+    case ir::Op::Bitcast:
+    case ir::Op::Pack:
+    case ir::Op::Unpack:
+    case ir::Op::Div:
+    case ir::Op::Rem:
+    case ir::Op::Abs:
+    case ir::Op::Min:
+    case ir::Op::Max:
+    case ir::Op::Sqrt:
+    case ir::Op::Rsqrt:
+    case ir::Op::Exp:
+    case ir::Op::Exp2:
+    case ir::Op::Log:
+    case ir::Op::Log2:
+    case ir::Op::Sin:
+    case ir::Op::Cos:
+    case ir::Op::Tan:
+    case ir::Op::Tanh:
+    case ir::Op::Pow:
+    case ir::Op::Erf:
+    case ir::Op::Atan2:
+    case ir::Op::Atan:
+    case ir::Op::Floor:
+    case ir::Op::Ceil:
+    case ir::Op::Fract:
+    case ir::Op::Copysign:
+    case ir::Op::Eq:
+    case ir::Op::Ne:
+    case ir::Op::Lt:
+    case ir::Op::Le:
+    case ir::Op::Gt:
+    case ir::Op::Ge:
+    case ir::Op::And:
+    case ir::Op::Or:
+    case ir::Op::Xor:
+    case ir::Op::Not:
+    case ir::Op::Shl:
+    case ir::Op::Shr:
+    case ir::Op::Select:
+      // A producer tree's inner nodes are the five ops above; every other op is a leaf.
+      ir::invalid_op(op.op);
     }
     if (rounds[i] && !mpfr_nan_p(r)) {
       const double rounded = round_source(s, r, c);
