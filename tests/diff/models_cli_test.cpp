@@ -1,5 +1,7 @@
 // `halfway diff --exact-models` and the rounding-model fields of its text and JSON reports, run
 // the way a user would, on the CPU device (specs/f16-narrowing-barrier.md §6).
+#include "cli_runner.hpp"
+
 #include <array>
 #include <cstdio>
 #include <gtest/gtest.h>
@@ -8,26 +10,10 @@
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;
-};
-
 // `args` after the binary; stderr goes to the output too unless `stdout_only`.
-Result halfway(const std::string& args, bool stdout_only = false) {
-  std::string cmd = "ASAN_OPTIONS=detect_leaks=0 " + std::string(HALFWAY_CLI) + " " + args +
-                    (stdout_only ? " 2>/dev/null" : " 2>&1");
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p)
-    return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+halfway::test::CliRun halfway(const std::string& args, bool stdout_only = false) {
+  using halfway::test::Streams;
+  return halfway::test::run_cli(args, stdout_only ? Streams::StdoutOnly : Streams::Merged);
 }
 
 std::string narrow_f16() {

@@ -2,6 +2,7 @@
 // .npy headers, the one JSON document, logs on stderr, opt-in flags, scalars, terminal escaping,
 // devices, timeouts and Ctrl-C. Every failure must be exit status 2 (never a signal), say what
 // is wrong and name the file, kernel or buffer, and leave existing files alone.
+#include "cli_runner.hpp"
 #include "cli_util.hpp"
 #include "halfway/ir/error.hpp"
 #include "npy.hpp"
@@ -27,25 +28,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct CliRun {
-  int status = -1; // the exit status; minus the signal number when a signal ended it
-  std::string out, err;
-  std::string all() const { return out + err; }
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
+using halfway::test::CliRun;
+using halfway::test::slurp;
 int decode(int status) {
-  if (WIFEXITED(status))
-    return WEXITSTATUS(status);
-  if (WIFSIGNALED(status))
-    return -WTERMSIG(status);
-  return -1000;
+  return halfway::test::decode_status(status);
 }
 
 // A tiny JSON checker (RFC 8259 syntax), enough to tell one valid document from anything else.
@@ -242,37 +228,11 @@ protected:
 
   // Runs the binary through the shell with stdout and stderr apart.
   CliRun halfway(const std::string& args, const std::string& env = "") {
-    std::string err = (dir_ / ".stderr").string();
-    std::string cmd = "ASAN_OPTIONS=detect_leaks=0 HALFWAY_VK_VALIDATION=1 " + env + " " +
-                      std::string(HALFWAY_CLI) + " " + args + " 2>'" + err + "'";
-    CliRun r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p)
-      return r;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-      r.out.append(buf.data(), n);
-    r.status = decode(pclose(p));
-    r.err = slurp(err);
-    fs::remove(err);
-    return r;
+    return halfway::test::run_cli(args, halfway::test::Streams::Apart, env);
   }
 
   fs::path dir_;
 };
-
-#define EXPECT_HAS(text, fragment)                                                                 \
-  EXPECT_NE(std::string(text).find(fragment), std::string::npos) << (text)
-
-// Status 2, the fragment in stderr, no internal error.
-#define EXPECT_FAILS_WITH(run, fragment)                                                           \
-  do {                                                                                             \
-    const CliRun& r_ = (run);                                                                      \
-    EXPECT_EQ(r_.status, 2) << r_.all();                                                           \
-    EXPECT_HAS(r_.err, fragment);                                                                  \
-    EXPECT_EQ(r_.all().find("internal error"), std::string::npos) << r_.all();                     \
-  } while (0)
 
 TEST_F(CliHardening, CountsAndSizesAreRefusedWithExitStatus2) {
   const std::string saxpy = "run " + example("saxpy") + " --arg a=1 ";

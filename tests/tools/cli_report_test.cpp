@@ -2,6 +2,7 @@
 // `halfway diff --dump DIR`, `halfway plot` (the SVG rendered with rsvg-convert), and exhaustive
 // sweeps (`--inputs sweep`) of every example kernel with a 16- or 8-bit float input on every
 // device.
+#include "cli_runner.hpp"
 #include "halfway/ir/types.hpp"
 #include "npy.hpp"
 
@@ -21,18 +22,8 @@ using json = nlohmann::ordered_json; // keeps the order of the members it writes
 
 namespace {
 
-struct Outcome {
-  int status = -1; // the exit status; -1 when a signal ended it
-  std::string out, err;
-  std::string all() const { return out + err; }
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using halfway::test::CliRun;
+using halfway::test::slurp;
 
 std::string example(const std::string& name) {
   return std::string(HALFWAY_SOURCE_DIR) + "/examples/kernels/" + name + ".hk";
@@ -84,39 +75,10 @@ protected:
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // Runs the binary through the shell with stdout and stderr apart.
-  Outcome halfway(const std::string& args) {
-    const std::string err = (dir_ / ".stderr").string();
-    const std::string cmd = "ASAN_OPTIONS=detect_leaks=0 HALFWAY_VK_VALIDATION=1 " +
-                            std::string(HALFWAY_CLI) + " " + args + " 2>'" + err + "'";
-    Outcome r;
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p)
-      return r;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-      r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = slurp(err);
-    fs::remove(err);
-    return r;
-  }
+  CliRun halfway(const std::string& args) { return halfway::test::run_cli(args); }
 
   fs::path dir_;
 };
-
-#define EXPECT_HAS(text, fragment)                                                                 \
-  EXPECT_NE(std::string(text).find(fragment), std::string::npos) << (text)
-
-// Status 2, the fragment in stderr, no internal error.
-#define EXPECT_FAILS_WITH(run, fragment)                                                           \
-  do {                                                                                             \
-    const Outcome& r_ = (run);                                                                     \
-    EXPECT_EQ(r_.status, 2) << r_.all();                                                           \
-    EXPECT_HAS(r_.err, fragment);                                                                  \
-    EXPECT_EQ(r_.all().find("internal error"), std::string::npos) << r_.all();                     \
-  } while (0)
 
 const std::string kOptIn = " '--accept-single-rounding:f16 output feeds a display'";
 

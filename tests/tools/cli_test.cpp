@@ -1,4 +1,5 @@
 // Runs the built `halfway` binary the way a user would and checks exit status and output.
+#include "cli_runner.hpp"
 #include "npy.hpp"
 
 #include <array>
@@ -12,27 +13,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out; // stdout and stderr together
-};
-
-Result halfway(const std::string& args) {
-  // Under AddressSanitizer, Mesa's lavapipe and the validation layer leak at exit (in libraries
-  // already unloaded when the report is written); halfway's own leaks are caught by the unit tests.
-  std::string cmd = "ASAN_OPTIONS=detect_leaks=0 HALFWAY_VK_VALIDATION=1 " +
-                    std::string(HALFWAY_CLI) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p)
-    return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// Stdout and stderr together, as a user sees them.
+halfway::test::CliRun halfway(const std::string& args) {
+  return halfway::test::run_cli(args, halfway::test::Streams::Merged);
 }
 
 std::string example(const std::string& name) {
