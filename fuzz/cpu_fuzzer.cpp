@@ -40,6 +40,7 @@
 // of 1 to 256 elements, scalars from a small set. The JIT costs milliseconds per new kernel; the
 // device keeps every compiled kernel until it is destroyed, so the fuzzer replaces it after
 // kDeviceKernels compilations to bound its memory.
+#include "fuzz_support.hpp"
 #include "halfway/interp/interp.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/policy/registry.hpp"
@@ -57,33 +58,15 @@
 #include <string>
 #include <vector>
 
+const char* const fuzz::kTarget = "cpu_fuzzer";
+
 namespace {
 
 using halfway::Error;
 using halfway::ErrorKind;
 
-[[noreturn]] void bug(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "cpu_fuzzer: %s\n%s\n", what, detail.c_str());
-  std::abort();
-}
-
-// splitmix64: a deterministic stream of bits seeded from the input.
-struct Bits {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-};
-
-uint64_t fnv1a(const uint8_t* data, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i)
-    h = (h ^ data[i]) * 0x100000001b3ull;
-  return h;
-}
+using fuzz::Bits;
+using fuzz::bug;
 
 bool interp_documented(ErrorKind kind) {
   switch (kind) {
@@ -346,26 +329,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace halfway;
-  std::optional<text::KernelFile> file;
-  try {
-    file.emplace(std::string(reinterpret_cast<const char*>(data), size), "fuzz.hk");
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::Parse)
-      bug("bad parse error", e.what());
-    return 0;
-  }
-  Bits bits{fnv1a(data, size)};
-  for (size_t i = 0; i < file->kernels().size() && i < 2; ++i) {
-    std::optional<ir::VerifiedKernel> k;
-    try {
-      k.emplace(file->verify(i));
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::Verify)
-        bug("bad verify error", e.what());
-      continue;
-    }
-    run_one(*k, bits);
-  }
+  fuzz::for_each_verified_kernel(data, size, 2, run_one);
   return 0;
 }
