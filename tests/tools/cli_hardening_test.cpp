@@ -30,9 +30,6 @@ namespace {
 
 using halfway::test::CliRun;
 using halfway::test::slurp;
-int decode(int status) {
-  return halfway::test::decode_status(status);
-}
 
 // A tiny JSON checker (RFC 8259 syntax), enough to tell one valid document from anything else.
 class JsonChecker {
@@ -670,7 +667,7 @@ TEST_F(CliHardening, CtrlCInterruptsALaunchWithExitStatus2) {
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(15));
-  EXPECT_EQ(decode(status), 2);
+  EXPECT_EQ(halfway::test::decode_status(status), 2);
   EXPECT_HAS(slurp(err), "interrupted");
   EXPECT_TRUE(valid_json(slurp(out))) << slurp(out);
   EXPECT_HAS(slurp(out), "\"kind\": \"interrupted\"");
