@@ -122,6 +122,8 @@ private:
     a.dims[0] = d.size;
     uint64_t product = d.size;
     for (size_t i = 0; i < d.more.size(); ++i) {
+      if (d.size == 0 || d.more[i] == 0)
+        fail(d.name.offset, std::string(what) + " '" + d.name.text + "' has a dimension of size 0");
       a.dims[i + 1] = d.more[i];
       product *= d.more[i]; // below 2^32 * 2^32 at each step, checked before the next
       if (product > 0xffffffffull)
