@@ -75,6 +75,32 @@ OOB_SHARED_LOAD = """kernel oob_shared_load workgroup(64, 1, 1) {
 }
 """
 
+# Lane 3 stores tile[0][17]: inside the array's 272 elements, outside its second dimension.
+OOB_SHARED_2D = """kernel oob_shared_2d workgroup(4, 1, 1) {
+  param y: buffer<f32, write>;
+  shared tile: f32[16][17];
+  tile[0:u32][add(local_id(0), 14:u32)] = 2.0:f32;
+  barrier;
+  y[global_id(0)] = tile[0:u32][local_id(0)];
+}
+"""
+
+# Lane 5 reads acc[5] of a private f32[4], at a value index.
+OOB_PRIVATE = """kernel oob_private workgroup(8, 1, 1) {
+  param y: buffer<f32, write>;
+  let acc: f32[4];
+  acc[0:u32] = 1.0:f32;
+  y[global_id(0)] = acc[local_id(0)];
+}
+"""
+
+HUGE_PRIVATE = """kernel huge_private workgroup(64, 1, 1) {
+  param y: buffer<f32, write>;
+  let acc: f64[65536][65536];
+  y[0:u32] = 0.0:f32;
+}
+"""
+
 RACE = """kernel race workgroup(64, 1, 1) {
   param y: buffer<f32, write>;
   shared t: f32[64];
@@ -273,6 +299,8 @@ def cases():
              [r"huge_wg|k\.hk"], {"k.hk": HUGE_WORKGROUP}))
     add(Case("verify: shared f64[2^32-1]", ["emit", "{d}/k.hk", "--spirv"],
              [r"huge_shared", r"\bt\b"], {"k.hk": HUGE_SHARED}, timeout_s=10))
+    add(Case("parse: private f64[65536][65536]", ["run", "{d}/k.hk", "--grid", "64"],
+             [r"k\.hk:3:\d+", r"\bacc\b", r"2\^32"], {"k.hk": HUGE_PRIVATE}, timeout_s=10))
 
     # Out-of-bounds accesses, on every device, without --check.
     for dev in ("interp", "cpu", "vulkan"):
@@ -301,6 +329,14 @@ def cases():
                  ["run", "{d}/k.hk", "--grid", "64", "--device", dev],
                  [r"kernel oob_shared_load", r"\bt\b", r"index 64\b", r"lane 32\b"],
                  {"k.hk": OOB_SHARED_LOAD}, devices=(dev,)))
+        add(Case("oob: shared 2-D store past a dimension on " + dev,
+                 ["run", "{d}/k.hk", "--grid", "4", "--device", dev],
+                 [r"kernel oob_shared_2d", r"shared tile", r"dimension 1", r"index 17\b",
+                  r"length 17\b", r"lane 3\b"], {"k.hk": OOB_SHARED_2D}, devices=(dev,)))
+        add(Case("oob: private load past the end on " + dev,
+                 ["run", "{d}/k.hk", "--grid", "8", "--device", dev],
+                 [r"kernel oob_private", r"private acc", r"index 4\b", r"length 4\b",
+                  r"lane 4\b"], {"k.hk": OOB_PRIVATE}, devices=(dev,)))
         add(Case("timeout: while true on " + dev,
                  ["run", "{d}/k.hk", "--grid", "64", "--device", dev, "--timeout", "2", "--dump",
                   "y={d}/y.npy"],
