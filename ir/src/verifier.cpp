@@ -118,6 +118,8 @@ private:
         fail(where + " lists an inner dimension without an outer one");
       return;
     }
+    if (a.dims[1] == 0 && a.dims[2] != 0)
+      fail(where + " has a dimension of size 0");
     if (a.dims[1] == 0)
       fail(where + " lists one dimension; a rank-1 array leaves dims empty and gives its size");
     uint64_t product = 1;

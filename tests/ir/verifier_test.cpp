@@ -145,3 +145,85 @@ TEST(Verifier, DslRefusesToUseBuilderOutsideKernel) {
 }
 
 } // namespace
+
+namespace {
+
+// Array shapes have one spelling each (ir::SharedArray), so that equal text means equal kernels.
+TEST(Verifier, RejectsArrayShapesWithoutTheirCanonicalSpelling) {
+  auto k = base();
+  k.shared.push_back({"t", ScalarType::F32, 16, {16, 0, 0}});
+  EXPECT_REJECTED(k, "shared array 't' lists one dimension; a rank-1 array leaves dims empty");
+  k = base();
+  k.shared.push_back({"t", ScalarType::F32, 16, {0, 4, 4}});
+  EXPECT_REJECTED(k, "shared array 't' lists an inner dimension without an outer one");
+  k = base();
+  k.privates.push_back({"p", ScalarType::F32, 12, {4, 4, 0}});
+  EXPECT_REJECTED(k, "private array 'p' has size 12, not the product of its dimensions [4][4]");
+  k = base();
+  k.privates.push_back({"p", ScalarType::F32, 0, {4, 0, 2}});
+  EXPECT_REJECTED(k, "private array 'p' has a dimension of size 0");
+  k = base();
+  k.shared.push_back({"t", ScalarType::F32, 0, {65536, 65536, 0}});
+  EXPECT_REJECTED(k, "shared array 't' has 2^32 elements or more ([65536][65536])");
+  k = base();
+  k.privates.push_back({"p", ScalarType::Bool, 4, {0, 0, 0}});
+  EXPECT_REJECTED(k, "private array 'p' has element type bool");
+}
+
+// A load and a store give one index per dimension; atomics take rank-1 buffers and shared arrays.
+TEST(Verifier, RejectsIndexCountsThatDoNotMatchTheRank) {
+  auto k = base();
+  k.shared.push_back({"t", ScalarType::F32, 12, {3, 4, 0}});
+  ir::Expr load;
+  load.op = ir::Op::Load;
+  load.type = ScalarType::F32;
+  load.space = ir::Space::Shared;
+  load.ref = 0;
+  load.nargs = 1;
+  load.args[0] = constant(k, ScalarType::U32, 0);
+  const ir::ExprId l = k.add(load);
+  k.body.push_back(store(0, constant(k, ScalarType::U32, 0), l));
+  EXPECT_REJECTED(k, "load from 't' takes 2 indices, not 1");
+
+  k = base();
+  k.privates.push_back({"p", ScalarType::F32, 12, {3, 4, 0}});
+  ir::Stmt s = store(0, constant(k, ScalarType::U32, 0), constant(k, ScalarType::F32, 0));
+  s.space = ir::Space::Private;
+  k.body.push_back(s);
+  EXPECT_REJECTED(k, "store to 'p' takes 2 indices");
+  k.body.back().c = constant(k, ScalarType::U32, 1);
+  EXPECT_EQ(rejection(k), "accepted");
+  k.body.back().d = constant(k, ScalarType::U32, 1);
+  EXPECT_REJECTED(k, "store to 'p' takes 2 indices");
+
+  k = base();
+  k.shared.push_back({"t", ScalarType::U32, 12, {3, 4, 0}});
+  ir::Stmt a;
+  a.kind = ir::StmtKind::Atomic;
+  a.space = ir::Space::Shared;
+  a.mem = 0;
+  a.a = constant(k, ScalarType::U32, 0);
+  a.b = constant(k, ScalarType::U32, 1);
+  k.body.push_back(a);
+  EXPECT_REJECTED(k, "atomic_add on shared array 't' of rank 2; atomics take rank-1 arrays");
+  k.shared[0] = {"t", ScalarType::U32, 12, {0, 0, 0}};
+  EXPECT_EQ(rejection(k), "accepted");
+  k.privates.push_back({"p", ScalarType::U32, 4, {0, 0, 0}});
+  k.body.back().space = ir::Space::Private;
+  EXPECT_REJECTED(k, "atomic_add on private array 'p'; a private array is the lane's own");
+  k.body.back().space = ir::Space::Shared;
+  k.body.back().d = constant(k, ScalarType::U32, 0);
+  EXPECT_REJECTED(k, "only a store takes a third index");
+}
+
+// A barrier under a condition read from a private array: lanes may hold different values.
+TEST(Verifier, PrivateArrayLoadsAreLaneVariant) {
+  auto k = build_kernel("bar", {64}, {"x"}, [](InOut<float> x) {
+    Private<float, 4> p("p");
+    If(p[0u] > 0.0f, [&] { Barrier(); });
+    x[0u] = 1.0f;
+  });
+  EXPECT_REJECTED(k, "barrier");
+}
+
+} // namespace
