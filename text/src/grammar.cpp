@@ -270,7 +270,15 @@ namespace {
   if (next >= text.size() || (punctuation && source.line_of(after) < source.line_of(next)))
     at = after;
   std::string found = source.token_at(next);
-  source.fail(at, "expected " + what + ", found " + found);
+  std::string message = "expected " + what + ", found " + found;
+  // A private array declared among the statements reads as a local's `let` without its value.
+  if (what == "'='" && found == "'['") {
+    size_t line = text.rfind('\n', next >= 1 ? next - 1 : 0);
+    line = line == std::string_view::npos ? 0 : line + 1;
+    if (text.substr(source.skip_blank(static_cast<uint32_t>(line)), 4) == "let ")
+      message += "; private arrays are declared before the first statement";
+  }
+  source.fail(at, message);
 }
 
 // Parses `rule` at `pos` into `out`; advances `pos` past it (and the whitespace before it) and

@@ -175,8 +175,8 @@ private:
   std::vector<uint32_t> buffer_var_; // per parameter (0 for scalars)
   std::vector<BufferBinding> bindings_;
   std::vector<uint32_t> private_var_; // Function storage, one flat array per private array
-  std::vector<uint32_t> shared_var_; // per shared array
-  std::vector<uint32_t> local_var_;  // per local
+  std::vector<uint32_t> shared_var_;  // per shared array
+  std::vector<uint32_t> local_var_;   // per local
   struct PushMember {
     PushEntry entry;
     uint32_t type = 0;
