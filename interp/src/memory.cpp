@@ -80,6 +80,37 @@ void store_lanes(Exec& x, const CStmt& cs, const LaneMask& m, const Target& t) {
   });
 }
 
+// Rank-1 private arrays, typed like the buffer path: lane l's copy starts at l * length elements.
+template <class E, class I> void load_private(Exec& x, const Node& n, const Target& t) {
+  const I* idx = x.reg<I>(n.arg[0]);
+  E* r = x.reg<E>(n.reg);
+  const E* base = reinterpret_cast<const E*>(t.base);
+  for_active(x.mask(), [&](uint32_t lane) {
+    const I v = idx[lane];
+    if (!in_bounds(v, t.length))
+      return out_of_bounds(x, t, v, lane, SharedAccess::Read, n.id, 0);
+    r[lane] = base[uint64_t{lane} * t.length + static_cast<uint64_t>(v)];
+  });
+}
+
+template <class E, class I>
+void store_private(Exec& x, const CStmt& cs, const LaneMask& m, const Target& t) {
+  const ir::Stmt& s = *cs.stmt;
+  const I* idx = x.reg<I>(x.program().nodes[s.a].reg);
+  const E* value = x.reg<E>(x.program().nodes[s.b].reg);
+  E* base = reinterpret_cast<E*>(t.base);
+  for_active(m, [&](uint32_t lane) {
+    const I v = idx[lane];
+    if (!in_bounds(v, t.length))
+      return out_of_bounds(x, t, v, lane, SharedAccess::Write, ir::kNone, s.line);
+    base[uint64_t{lane} * t.length + static_cast<uint64_t>(v)] = value[lane];
+  });
+}
+
+bool rank1_private(const Exec& x, const Target& t) {
+  return t.space == ir::Space::Private && x.program().kernel->privates[t.id].rank() == 1;
+}
+
 // Calls f.template operator()<E, I, Shared>() for the element storage, index type and space.
 template <class F> void dispatch(uint32_t element_bytes, ir::ScalarType index, bool shared, F f) {
   auto by_index = [&]<class E>() {
@@ -193,6 +224,9 @@ void store_elements(Exec& x, const CStmt& cs, const LaneMask& m, const Target& t
 void load(Exec& x, const Node& n) {
   const ir::Expr& e = *n.expr;
   const Target t = target_of(x, e.space, e.ref);
+  if (rank1_private(x, t))
+    return dispatch(t.bytes, n.arg_type, false,
+                    [&]<class E, class I, bool>() { load_private<E, I>(x, n, t); });
   if (by_element(x, t))
     return load_elements(x, n, t);
   const void* index = x.reg<std::byte>(n.arg[0]);
@@ -215,6 +249,9 @@ void exec_store(Exec& x, const CStmt& cs, const LaneMask& m) {
   const ir::Stmt& s = *cs.stmt;
   const Program& p = x.program();
   const Target t = target_of(x, s.space, s.mem);
+  if (rank1_private(x, t))
+    return dispatch(t.bytes, p.nodes[s.a].type, false,
+                    [&]<class E, class I, bool>() { store_private<E, I>(x, cs, m, t); });
   if (by_element(x, t))
     return store_elements(x, cs, m, t);
   const ir::ScalarType index_type = p.nodes[s.a].type;
