@@ -39,10 +39,12 @@ double median_ms(int reps, const std::function<void()>& f) {
   return median(t);
 }
 
-void print_line(const std::string& name, const std::string& metric, double value, double baseline) {
-  std::printf("{\"case\": \"%s\", \"device\": \"cpu\", \"metric\": \"%s\", \"value\": %.6g, "
-              "\"baseline\": %.6g, \"ratio\": %.4g}\n",
-              name.c_str(), metric.c_str(), value, baseline, value > 0 ? baseline / value : 0.0);
+void print_line(const std::string& name, const std::string& metric, double value, double baseline,
+                const std::string& device, const std::string& extra) {
+  std::printf("{\"case\": \"%s\", \"device\": \"%s\", \"metric\": \"%s\", \"value\": %.6g, "
+              "\"baseline\": %.6g, \"ratio\": %.4g%s}\n",
+              name.c_str(), device.c_str(), metric.c_str(), value, baseline,
+              value > 0 ? baseline / value : 0.0, extra.c_str());
   std::fflush(stdout);
 }
 
