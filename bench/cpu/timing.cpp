@@ -20,16 +20,22 @@ double median(std::vector<double> v) {
 }
 } // namespace
 
-Pair time_pair(int reps, const std::function<void()>& halfway,
-               const std::function<void()>& baseline) {
+Pair time_pair_measured(int reps, const std::function<double()>& halfway,
+                        const std::function<double()>& baseline) {
   halfway();
   baseline();
   std::vector<double> h, b;
   for (int r = 0; r < reps; ++r) {
-    h.push_back(ms(halfway));
-    b.push_back(ms(baseline));
+    h.push_back(halfway());
+    b.push_back(baseline());
   }
   return {median(h), median(b)};
+}
+
+Pair time_pair(int reps, const std::function<void()>& halfway,
+               const std::function<void()>& baseline) {
+  return time_pair_measured(
+      reps, [&] { return ms(halfway); }, [&] { return ms(baseline); });
 }
 
 double median_ms(int reps, const std::function<void()>& f) {

@@ -13,6 +13,10 @@ struct Pair {
 // Runs `halfway` and `baseline` alternately `reps` times after one warm-up each; the medians.
 Pair time_pair(int reps, const std::function<void()>& halfway,
                const std::function<void()>& baseline);
+// The same where each side measures itself and returns milliseconds (e.g. a dispatch's GPU
+// timestamps, without the host's copies).
+Pair time_pair_measured(int reps, const std::function<double()>& halfway,
+                        const std::function<double()>& baseline);
 double median_ms(int reps, const std::function<void()>& f);
 
 // {"case": ..., "device": ..., "metric": ..., "value": ..., "baseline": ..., "ratio": ...}
