@@ -68,9 +68,13 @@ GlslComparison compare_with_glsl(rt::VulkanDevice& device, const GlslCase& c, in
       codegen::spirv::generate(*c.kernel, {}, target, plain);
   std::vector<uint32_t> glsl_words = compile_glsl(c.name.c_str(), c.glsl, &out.shaderc_ms);
 
-  const uint64_t groups = (c.items + c.lanes - 1) / c.lanes;
-  vk::GroupGrid grid =
-      vk::plan_groups(groups, device.vulkan_info().limits.max_compute_work_group_count, c.name);
+  const bool multi = c.groups[0] != 0;
+  const uint64_t groups =
+      multi ? uint64_t{c.groups[0]} * c.groups[1] * c.groups[2] : (c.items + c.lanes - 1) / c.lanes;
+  const vk::GroupGrid grid =
+      multi ? vk::GroupGrid{c.groups[0], c.groups[1], c.groups[2]}
+            : vk::plan_groups(groups, device.vulkan_info().limits.max_compute_work_group_count,
+                              c.name);
 
   Side ours, theirs, unchecked;
   ours.program = {.kernel_name = c.name,
@@ -122,7 +126,8 @@ GlslComparison compare_with_glsl(rt::VulkanDevice& device, const GlslCase& c, in
       buffers[i].upload(std::span<const std::byte>(c.inputs[i]));
   };
   ours.push.resize(shader.push_bytes);
-  const std::array<uint32_t, 3> logical{static_cast<uint32_t>(groups), 1, 1};
+  const std::array<uint32_t, 3> logical =
+      multi ? c.groups : std::array<uint32_t, 3>{static_cast<uint32_t>(groups), 1, 1};
   const codegen::spirv::Dispatch plan = codegen::spirv::plan_dispatch(
       logical, device.vulkan_info().limits.max_compute_work_group_count, c.name);
   codegen::spirv::write_push_constants(shader, k, c.scalars, lengths, logical, plan, ours.push);
@@ -164,14 +169,30 @@ GlslComparison compare_with_glsl(rt::VulkanDevice& device, const GlslCase& c, in
   std::vector<std::byte> plain_result(out.output.size());
   buffers[c.compare_binding].download(std::span<std::byte>(plain_result));
   const std::vector<std::byte>& mine = out.output;
-  if (mine != glsl || mine != plain_result) {
+  // The first differing 32-bit word of each pair (out.output.size() when they agree).
+  auto first_difference = [&](const std::vector<std::byte>& other) {
     size_t at = 0;
-    while (at < mine.size() && mine[at] == glsl[at] && mine[at] == plain_result[at])
+    while (at < mine.size() && mine[at] == other[at])
       ++at;
-    throw std::runtime_error(c.name +
-                             ": generated (checked), generated (unchecked) and GLSL results "
-                             "differ (first at byte " +
-                             std::to_string(at) + ")");
+    return at;
+  };
+  auto word = [](const std::vector<std::byte>& v, size_t at) {
+    uint32_t w = 0;
+    std::memcpy(&w, v.data() + (at & ~size_t{3}),
+                std::min<size_t>(4, v.size() - (at & ~size_t{3})));
+    return w;
+  };
+  const size_t vs_glsl = first_difference(glsl), vs_unchecked = first_difference(plain_result);
+  if (vs_glsl != mine.size() || vs_unchecked != mine.size()) {
+    char detail[160];
+    const size_t at = std::min(vs_glsl, vs_unchecked);
+    std::snprintf(detail, sizeof detail,
+                  " (first at byte %zu: word 0x%08x generated, 0x%08x unchecked, 0x%08x GLSL)", at,
+                  word(mine, at), word(plain_result, at), word(glsl, at));
+    throw std::runtime_error(c.name + ": generated (checked)" +
+                             (vs_unchecked != mine.size() ? ", generated (unchecked)" : "") +
+                             (vs_glsl != mine.size() ? " and GLSL" : "") + " results differ" +
+                             detail);
   }
 
   std::vector<double> h, g, u;

@@ -10,6 +10,7 @@
 #include "halfway/ir/verifier.hpp"
 #include "halfway/runtime/vkdevice/vulkan_device.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,6 +28,9 @@ struct GlslCase {
   std::vector<std::vector<std::byte>> inputs; // initial contents, by buffer binding
   std::vector<uint32_t> glsl_push;            // after total_groups
   size_t compare_binding;                     // the output both must agree on, bit for bit
+  // A 2-D or 3-D launch: the logical grid, which both sides dispatch as it is (the GLSL reads
+  // gl_WorkGroupID); all zero: 1-D, ceil(items / lanes) groups in the linear convention above.
+  std::array<uint32_t, 3> groups{0, 0, 0};
 };
 
 struct GlslComparison {
