@@ -64,7 +64,7 @@ void main() {
 )";
 
 // y = W x, W as OCP E4M3 bytes packed four per u32, one lane per row, f32 accumulation in the
-// same order as examples/gemv_fp8.hpp.
+// same order as examples/gemv_fp8_rows.hpp.
 inline constexpr const char* kGemvE4M3 = R"(#version 450
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer W { uint w[]; };

@@ -19,6 +19,7 @@
 //                     [--device SELECTOR]
 
 #include "examples.hpp"
+#include "gemv_fp8_rows.hpp"
 #include "glsl_baselines.hpp"
 #include "glsl_compare.hpp"
 #include "halfway/runtime/vkdevice/vulkan_device.hpp"
@@ -117,7 +118,9 @@ int main(int argc, char** argv) {
     rt::VulkanDeviceOptions options;
     options.runtime.device = cfg.device;
     rt::VulkanDevice device(nullptr, options);
-    const auto all = examples::all();
+    // The one-lane-per-row GEMV: the shape the hand-written GLSL baseline has.
+    auto all = examples::all();
+    all.push_back(examples::gemv_fp8_rows<e4m3>());
     auto find = [&](const std::string& name) -> const ir::VerifiedKernel& {
       for (const auto& k : all)
         if (k.name() == name)
@@ -181,7 +184,7 @@ int main(int argc, char** argv) {
         }
       }
       Case c{"gemv_fp8",
-             &find("gemv_fp8<e4m3>"),
+             &find("gemv_fp8_rows<e4m3>"),
              bench::kGemvE4M3,
              64,
              rows,

@@ -1,6 +1,7 @@
 #include "example_inputs.hpp"
 
 #include "tie_inputs.hpp"
+#include "workload_inputs.hpp"
 
 #include <bit>
 #include <random>
@@ -85,15 +86,14 @@ Launch example_inputs(const ir::VerifiedKernel& kv, uint64_t seed) {
     in.buffer(k, "x") = make_buffer(ScalarType::F32, mixed_floats(n, seed));
     in.buffer(k, "out") = rt::HostBuffer(ScalarType::F32, grid.total_groups());
     in.grid = grid;
-  } else if (name.rfind("gemv_fp8<", 0) == 0) {
-    const size_t rows = 300, cols = 64;
-    in.buffer(k, "w") = random_bits(ScalarType::U32, rows * cols / 4, seed);
-    in.buffer(k, "x") = make_buffer(ScalarType::F32, mixed_floats(cols, seed + 5));
-    in.buffer(k, "y") = rt::HostBuffer(ScalarType::F32, rows);
-    in.set_scalar(k, "cols", cols);
-    in.grid = rt::Grid::for_lanes(k, rows);
   } else {
-    throw Error(ErrorKind::Usage, "no test inputs for example kernel " + name);
+    // The workloads: shaped, realistic, tie-stressing inputs (examples/workload_inputs.hpp).
+    examples::WorkloadInputs w = examples::workload_inputs(k, examples::Scale::Test, seed);
+    for (auto& [param, buffer] : w.buffers)
+      in.buffer(k, param) = std::move(buffer);
+    for (const auto& [param, bits] : w.scalars)
+      in.set_scalar(k, param, bits);
+    in.grid = w.grid;
   }
   return in;
 }

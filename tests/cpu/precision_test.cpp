@@ -4,6 +4,7 @@
 // interpreter's single-rounding model); relaxed accumulation stays within its bound.
 #include "example_inputs.hpp"
 #include "examples.hpp"
+#include "gemv_fp8_rows.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/ulp.hpp"
 #include "halfway/policy/registry.hpp"
@@ -116,7 +117,7 @@ TEST(CpuPrecision, RelaxedAccumulationWithinBound) {
   policy::Registry registry;
   ASSERT_TRUE(registry.accept_relaxed_accumulation(policy::Scope::all_kernels(), "dot products"));
   rt::CpuDevice cpu(&registry);
-  ir::VerifiedKernel k = examples::gemv_fp8<e4m3>();
+  ir::VerifiedKernel k = examples::gemv_fp8_rows<e4m3>();
   const uint32_t rows = 200, cols = 512;
   Launch in(k.kernel(), rt::Grid::for_lanes(k.kernel(), rows));
   rt::HostBuffer w(ir::ScalarType::U32, rows * cols / 4);

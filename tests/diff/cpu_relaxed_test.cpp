@@ -1,6 +1,6 @@
-// The CPU device under relaxed accumulation, through the checker: examples::gemv_fp8 is either
+// The CPU device under relaxed accumulation, through the checker: examples::gemv_fp8_rows is either
 // bit-exact or within the §5 bound on every element, and nothing is left unchecked.
-#include "gemv_fp8.hpp"
+#include "gemv_fp8_rows.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/inputs.hpp"
 #include "halfway/policy/registry.hpp"
@@ -17,7 +17,7 @@ using ir::ScalarType;
 namespace {
 
 TEST(CpuRelaxedAccumulation, GemvFp8HasNoViolationsAndNothingUnchecked) {
-  const ir::VerifiedKernel k = examples::gemv_fp8<e4m3>();
+  const ir::VerifiedKernel k = examples::gemv_fp8_rows<e4m3>();
   policy::Registry registry;
   ASSERT_TRUE(registry.accept_relaxed_accumulation(policy::Scope::kernel(k.name()),
                                                    "the CPU may vectorise the dot products"));
@@ -43,7 +43,7 @@ TEST(CpuRelaxedAccumulation, GemvFp8HasNoViolationsAndNothingUnchecked) {
   EXPECT_EQ(r.buffers[0].violations, 0u) << to_text(r);
   EXPECT_EQ(r.buffers[0].unchecked, 0u) << to_text(r);
   EXPECT_EQ(r.buffers[0].exact + r.buffers[0].within_bound, rows);
-  std::printf("gemv_fp8<e4m3> on cpu, relaxed accumulation: %llu exact, %llu within bound, "
+  std::printf("gemv_fp8_rows<e4m3> on cpu, relaxed accumulation: %llu exact, %llu within bound, "
               "largest difference %llu ulps\n",
               static_cast<unsigned long long>(r.buffers[0].exact),
               static_cast<unsigned long long>(r.buffers[0].within_bound),

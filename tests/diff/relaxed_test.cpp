@@ -2,7 +2,7 @@
 // order (reversed, pairwise) pass within the bound when the kernel's budget holds relaxed
 // accumulation and fail bit for bit without it; a device off by far more than the bound fails
 // even with the opt-in; a narrowing store gets one ulp of the stored type more.
-#include "gemv_fp8.hpp"
+#include "gemv_fp8_rows.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/dsl.hpp"
 #include "halfway/numerics/convert.hpp"
@@ -30,7 +30,8 @@ float pairwise(const float* p, size_t n) {
 
 // y[row] = sum_k W[row][k] * x[k] with f32 products and f32 sums in `order`, plus `offset` times
 // sum_k |W[row][k] * x[k]| (and, with `nudge`, one f16 ulp away from zero). fp8: W is E4M3 packed
-// four per u32 word (examples::gemv_fp8), y f32; otherwise W is f32 and y f16 (gemv_f16out below).
+// four per u32 word (examples::gemv_fp8_rows), y f32; otherwise W is f32 and y f16 (gemv_f16out
+// below).
 class GemvDevice : public rt::Device {
 public:
   GemvDevice(Order order, const policy::Registry& registry, bool fp8, double offset = 0,
@@ -194,7 +195,7 @@ void check(const ir::VerifiedKernel& k, bool fp8) {
 }
 
 TEST(RelaxedAccumulation, GemvFp8InAnotherOrderIsWithinTheBound) {
-  check(examples::gemv_fp8<e4m3>(), true);
+  check(examples::gemv_fp8_rows<e4m3>(), true);
 }
 
 TEST(RelaxedAccumulation, NarrowingStoreGetsOneUlpMore) {

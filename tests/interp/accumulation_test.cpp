@@ -1,6 +1,6 @@
 // Accumulation records (shadow.hpp, AccumulationRecord): the term count and sum of |terms| the
 // interpreter keeps for relaxed accumulation, checked against independent computations.
-#include "gemv_fp8.hpp"
+#include "gemv_fp8_rows.hpp"
 #include "helpers.hpp"
 
 #include <algorithm>
@@ -52,7 +52,7 @@ struct Gemv {
 
 TEST(Accumulation, GemvRecordsTermCountAndAbsSum) {
   const Gemv g(11);
-  const ir::VerifiedKernel k = examples::gemv_fp8<e4m3>();
+  const ir::VerifiedKernel k = examples::gemv_fp8_rows<e4m3>();
   for (bool deterministic : {true, false}) {
     auto bw = buffer(ScalarType::U32, g.w), bx = buffer(ScalarType::F32, g.x);
     rt::HostBuffer y(ScalarType::F32, g.rows);
@@ -91,7 +91,7 @@ TEST(Accumulation, NoRecordsWithoutShadow) {
   auto bw = buffer(ScalarType::U32, g.w), bx = buffer(ScalarType::F32, g.x);
   rt::HostBuffer y(ScalarType::F32, g.rows);
   const interp::Stats s = interp::test::launch(
-      examples::gemv_fp8<e4m3>(), g.rows,
+      examples::gemv_fp8_rows<e4m3>(), g.rows,
       {rt::Arg::of(bw), rt::Arg::of(bx), rt::Arg::of(y), rt::Arg::u32(g.cols)});
   EXPECT_TRUE(s.accumulations.empty());
 }

@@ -75,8 +75,10 @@ const ir::VerifiedKernel& example(const std::string& name) {
 
 // ---- examples against the interpreter ---------------------------------------------------------
 
-TEST_F(VulkanDeviceTest, EveryExampleMatchesTheInterpreterBitForBit) {
-  for (const auto& k : examples::all()) {
+// The basic examples on generated inputs of any size; the workloads need shaped inputs and have
+// their own test (tests/examples/workloads_test.cpp).
+TEST_F(VulkanDeviceTest, EveryBasicExampleMatchesTheInterpreterBitForBit) {
+  for (const auto& k : examples::basic()) {
     for (inputs::Kind kind : {inputs::Kind::Ties, inputs::Kind::Edges, inputs::Kind::Random}) {
       SCOPED_TRACE(k.name() + " " + std::string(inputs::name(kind)));
       auto in = inputs::make_inputs(k.kernel(), 4099, kind, 11, example_scalars(k));
@@ -97,8 +99,10 @@ TEST_F(VulkanDeviceTest, SingleRoundingBuildsAreAlsoBitExactOnLavapipe) {
     for (const auto& buffer : report.buffers)
       EXPECT_EQ(buffer.exact, buffer.size)
           << name << " " << buffer.name << ": lavapipe never fuses";
-    EXPECT_EQ(device->shader(k).no_contraction, 0u)
-        << name; // every producer and accumulation opted in
+    // Every producer and accumulation opted in; the GEMV's shared-memory tree add is neither (it
+    // accumulates no local), so it keeps its NoContraction.
+    EXPECT_EQ(device->shader(k).no_contraction, std::string(name) == "gemv_fp8<e5m2>" ? 1u : 0u)
+        << name;
   }
 }
 
