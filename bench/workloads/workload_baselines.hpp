@@ -50,10 +50,12 @@ void softmax_f16out(const float* x, uint16_t* y, uint32_t cols, size_t begin, si
 void matmul(const float* a, const float* b, float* c, uint32_t n, uint32_t k, size_t begin,
             size_t end);
 // examples/gemv.hpp's design: per row 64 lanes, lane l summing the 4-column chunks l, l + 64, ...
-// in order, then a halving tree over the 64 partial sums; rows [begin, end).
+// in order, then a halving tree over the 64 partial sums; rows [begin, end). The strict one with
+// AVX-512 intrinsics where available (a plain loop otherwise).
 void gemv_split(const float* w, const float* x, float* y, uint32_t cols, size_t begin, size_t end);
 
-// The same two loops (workload_loops.inc) with contraction and reassociation.
+// With contraction and reassociation: the same matmul loop (workload_loops.inc), and for the
+// GEMV a plain dot product per row (the order is free).
 namespace fast {
 void matmul(const float* a, const float* b, float* c, uint32_t n, uint32_t k, size_t begin,
             size_t end);

@@ -393,7 +393,7 @@ private:
       host_rows("gemv_f32_4096", size, l, loop(&workloads::gemv_split), yb,
                 "C++ loop, -ffp-contract=off, same order", true);
       relaxed_row("gemv_f32_4096", size, l, loop(&workloads::fast::gemv_split), yb,
-                  "C++ loop, fast-math (contract, reassociate)");
+                  "C++ dot per row, fast-math (contract, reassociate)");
 #ifdef HALFWAY_BENCH_VULKAN
       glsl_row("gemv_f32_4096", size, l, workloads::kGemvF32, uint64_t{rows} * 64, {rows, cols});
 #endif
