@@ -189,6 +189,50 @@ void softmax_f16out(const float* x, uint16_t* y, uint32_t cols, size_t begin, si
 
 #include "workload_loops.inc"
 
+void matmul(const float* a, const float* b, float* c, uint32_t n, uint32_t k, size_t begin,
+            size_t end) {
+#ifdef __AVX512F__
+  // Register tiles of 4 rows x 64 columns (16 accumulators): for each k, the 4 rows' a[i][k]
+  // broadcast times one 64-wide row of b, multiply then add (no FMA), k ascending per element as
+  // in the kernel. Rows and columns left over go through the loop.
+  size_t i = begin;
+  const uint32_t n64 = n / 64 * 64;
+  for (; i + 4 <= end; i += 4) {
+    for (uint32_t j = 0; j < n64; j += 64) {
+      __m512 acc[4][4];
+      for (auto& row : acc)
+        for (__m512& v : row)
+          v = _mm512_setzero_ps();
+      for (uint32_t kk = 0; kk < k; ++kk) {
+        const float* bk = b + size_t{kk} * n + j;
+        const __m512 b0 = _mm512_loadu_ps(bk), b1 = _mm512_loadu_ps(bk + 16),
+                     b2 = _mm512_loadu_ps(bk + 32), b3 = _mm512_loadu_ps(bk + 48);
+        for (int r = 0; r < 4; ++r) {
+          const __m512 air = _mm512_set1_ps(a[(i + r) * k + kk]);
+          acc[r][0] = _mm512_add_ps(acc[r][0], _mm512_mul_ps(air, b0));
+          acc[r][1] = _mm512_add_ps(acc[r][1], _mm512_mul_ps(air, b1));
+          acc[r][2] = _mm512_add_ps(acc[r][2], _mm512_mul_ps(air, b2));
+          acc[r][3] = _mm512_add_ps(acc[r][3], _mm512_mul_ps(air, b3));
+        }
+      }
+      for (int r = 0; r < 4; ++r)
+        for (int q = 0; q < 4; ++q)
+          _mm512_storeu_ps(c + (i + r) * n + j + 16 * q, acc[r][q]);
+    }
+    for (uint32_t j = n64; j < n; ++j)
+      for (int r = 0; r < 4; ++r) {
+        float acc = 0.0f;
+        for (uint32_t kk = 0; kk < k; ++kk)
+          acc = acc + a[(i + r) * k + kk] * b[size_t{kk} * n + j];
+        c[(i + r) * n + j] = acc;
+      }
+  }
+  matmul_loop(a, b, c, n, k, i, end);
+#else
+  matmul_loop(a, b, c, n, k, begin, end);
+#endif
+}
+
 void gemv_split(const float* w, const float* x, float* y, uint32_t cols, size_t begin, size_t end) {
 #ifdef __AVX512F__
   // The 64 lanes' partial sums in 4 vectors of 16. A block of 64 chunks is 256 consecutive

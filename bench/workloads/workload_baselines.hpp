@@ -45,8 +45,9 @@ void conv3x3(const float* x, const float* w, const float* bias, float* y, uint32
 // and tree sum, y = f16(f32(exp(x − max) · (1 / sum))).
 void softmax_f16out(const float* x, uint16_t* y, uint32_t cols, size_t begin, size_t end);
 
-// C = A·B (A m×k, B k×n), rows [begin, end) of C, k ascending per element: the i-k-j loop, the
-// same order as matmul_tiled, vectorised along j.
+// C = A·B (A m×k, B k×n), rows [begin, end) of C, k ascending per element as in matmul_tiled:
+// strict, register tiles of 4 rows x 64 columns with AVX-512 where available (the i-k-j loop
+// otherwise and for the edges).
 void matmul(const float* a, const float* b, float* c, uint32_t n, uint32_t k, size_t begin,
             size_t end);
 // examples/gemv.hpp's design: per row 64 lanes, lane l summing the 4-column chunks l, l + 64, ...

@@ -329,7 +329,7 @@ private:
     };
     if (want("matmul_512")) {
       host_rows("matmul_512", size, l, loop(&workloads::matmul), cb,
-                "C++ i-k-j loop, -ffp-contract=off, same order", true);
+                "C++ 4x64 register tiles, -ffp-contract=off, same order", true);
       relaxed_row("matmul_512", size, l, loop(&workloads::fast::matmul), cb,
                   "C++ i-k-j loop, fast-math (contract, reassociate)");
 #ifdef HALFWAY_BENCH_VULKAN
