@@ -85,13 +85,16 @@ BufferUse buffer_use(const ir::Kernel& k, uint32_t param) {
     const ir::Expr& x = k.expr(e);
     if (x.op == ir::Op::Unpack && flow.params_in(x.args[0]).count(param))
       use.packed = x.aux;
-    if (x.op == ir::Op::Load && flow.params_in(x.args[0]).count(param))
-      use.index_of.push_back({x.space, x.ref});
+    if (x.op == ir::Op::Load)
+      for (int i = 0; i < x.nargs && i < 3; ++i)
+        if (flow.params_in(x.args[i]).count(param))
+          use.index_of.push_back({x.space, x.ref});
   }
   Flow::walk(k.body, [&](const ir::Stmt& s) {
-    if ((s.kind == ir::StmtKind::Store || s.kind == ir::StmtKind::Atomic) &&
-        flow.params_in(s.a).count(param))
-      use.index_of.push_back({s.space, s.mem});
+    if (s.kind == ir::StmtKind::Store || s.kind == ir::StmtKind::Atomic)
+      for (ir::ExprId i : ir::store_indices(s))
+        if (i != ir::kNone && flow.params_in(i).count(param))
+          use.index_of.push_back({s.space, s.mem});
   });
   return use;
 }
@@ -143,9 +146,14 @@ bool fill_for_use(const ir::Kernel& k, uint32_t param, rt::HostBuffer& buffer, K
       kind != Kind::Iota) {
     uint64_t limit = ~uint64_t{0};
     for (const auto& [space, ref] : use.index_of) {
-      uint64_t len = space == ir::Space::Shared ? k.shared.at(ref).size
-                     : ref < lengths.size()     ? lengths[ref]
-                                                : 0;
+      // An index into a rank-2 or rank-3 array: below its smallest dimension fits any of them.
+      uint64_t len = ref < lengths.size() ? lengths[ref] : 0;
+      if (space != ir::Space::Buffer) {
+        const ir::SharedArray& a = k.array(space, ref);
+        len = a.dim(0);
+        for (uint32_t d = 1; d < a.rank(); ++d)
+          len = std::min<uint64_t>(len, a.dim(d));
+      }
       limit = std::min(limit, len);
     }
     if (ir::info(buffer.type()).bits < 64)

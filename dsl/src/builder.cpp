@@ -81,6 +81,11 @@ uint32_t Builder::add_shared(ir::SharedArray s) {
   return static_cast<uint32_t>(kernel_.shared.size() - 1);
 }
 
+uint32_t Builder::add_private(ir::PrivateArray a) {
+  kernel_.privates.push_back(std::move(a));
+  return static_cast<uint32_t>(kernel_.privates.size() - 1);
+}
+
 void Builder::emit(ir::Stmt s) {
   blocks_.back()->push_back(std::move(s));
 }

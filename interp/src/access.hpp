@@ -40,13 +40,41 @@ inline Target target_of(Exec& x, ir::Space space, uint32_t id) {
     const BufferView& b = x.launch().buffers[id];
     return {space, id, b.data, b.length, bytes, &k.params[id].name};
   }
+  if (space == ir::Space::Private)
+    return {space, id, x.private_array(id), k.privates[id].size, bytes, &k.privates[id].name};
   return {space, id, x.shared(id), k.shared[id].size, bytes, &k.shared[id].name};
+}
+
+inline const char* space_word(ir::Space s) {
+  return s == ir::Space::Buffer ? " buffer " : s == ir::Space::Shared ? " shared " : " private ";
 }
 
 inline std::string describe(const Target& t, SharedAccess kind) {
   static constexpr const char* kWhat[] = {"load from", "store to", "atomic on"};
-  return std::string(kWhat[static_cast<int>(kind)]) +
-         (t.space == ir::Space::Buffer ? " buffer " : " shared ") + *t.name;
+  return std::string(kWhat[static_cast<int>(kind)]) + space_word(t.space) + *t.name;
+}
+
+// Checks one index of a rank-2 or rank-3 array against its dimension; reports and returns false
+// when it is outside. The message names the dimension (0 is the outermost) and gives that
+// dimension's size as the length.
+inline bool check_dimension(Exec& x, const Target& t, SharedAccess kind, uint32_t dim, Index ix,
+                            uint64_t size, uint32_t lane, ir::ExprId node, uint32_t line) {
+  const std::string where = " in dimension " + std::to_string(dim);
+  if (ix.negative) {
+    x.fail(lane, ErrorKind::OutOfBounds,
+           describe(t, kind) + " at negative index -" + std::to_string(ix.value) + where +
+               " (length " + std::to_string(size) + ")",
+           {.buffer = *t.name, .length = size}, node, line);
+    return false;
+  }
+  if (ix.value >= size) {
+    x.fail(lane, ErrorKind::OutOfBounds,
+           describe(t, kind) + " out of bounds" + where + ": index " + std::to_string(ix.value) +
+               ", length " + std::to_string(size),
+           {.buffer = *t.name, .index = ix.value, .length = size}, node, line);
+    return false;
+  }
+  return true;
 }
 
 // Checks one lane's access; reports and returns false when it is out of bounds or races.
@@ -66,7 +94,24 @@ inline bool check(Exec& x, const Target& t, Index ix, uint32_t lane, SharedAcces
            {.buffer = *t.name, .index = ix.value, .length = t.length}, node, line);
     return false;
   }
-  return t.space == ir::Space::Buffer || x.shared_access(t.id, ix.value, lane, kind, node, line);
+  return t.space != ir::Space::Shared || x.shared_access(t.id, ix.value, lane, kind, node, line);
+}
+
+// The row-major element a store's indices name at `lane`, for the records of narrowing sites and
+// accumulations. Records are made before the store checks its indices; an out-of-range index
+// gives some element number here, and the store then fails.
+inline uint64_t stored_element(Exec& x, const ir::Stmt& s, uint32_t lane) {
+  const ir::Kernel& k = *x.program().kernel;
+  const std::array<ir::ExprId, 3> ix = ir::store_indices(s);
+  uint64_t linear = 0;
+  for (uint32_t d = 0; d < 3 && ix[d] != ir::kNone; ++d) {
+    const Node& n = x.program().nodes[ix[d]];
+    uint64_t v = get_slot(x.reg<std::byte>(n.reg), ir::bytes(n.type), lane);
+    if (ir::info(n.type).is_signed)
+      v = static_cast<uint64_t>(ir::sign_extend(v, ir::info(n.type).bits));
+    linear = d == 0 ? v : linear * k.array(s.space, s.mem).dim(d) + v; // wraps: see above
+  }
+  return linear;
 }
 
 } // namespace halfway::interp

@@ -1,6 +1,7 @@
 // Accumulation bookkeeping for relaxed accumulation (shadow.hpp, AccumulationRecord).
 #include "accum.hpp"
 
+#include "access.hpp"
 #include "exec.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/format.hpp"
@@ -280,14 +281,6 @@ double magnitude(Exec& x, uint32_t reg, ir::ScalarType type, uint32_t lane) {
   return std::fabs(num::to_double(ir::format_of(type), bits));
 }
 
-uint64_t index_of(Exec& x, ir::ExprId index, uint32_t lane) {
-  const Node& n = x.program().nodes[index];
-  uint64_t v = get_slot(x.reg<std::byte>(n.reg), slot_bytes(n.type), lane);
-  if (ir::info(n.type).is_signed)
-    v = static_cast<uint64_t>(ir::sign_extend(v, ir::info(n.type).bits));
-  return v;
-}
-
 } // namespace
 
 std::shared_ptr<const AccPlan> make_acc_plan(const ir::Kernel& k, std::vector<Node>& nodes,
@@ -312,7 +305,7 @@ void acc_action(Exec& x, const CStmt& cs, const LaneMask& m) {
     r.workgroup = x.workgroup_of(lane);
     r.lane = x.local_of(lane);
     r.global_lane = r.workgroup * wg_lanes + r.lane;
-    r.destination = Destination{s.space, s.mem, index_of(x, s.a, lane)};
+    r.destination = Destination{s.space, s.mem, stored_element(x, s, lane)};
     return r;
   };
   switch (a.kind) {

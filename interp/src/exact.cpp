@@ -2,6 +2,7 @@
 // shadow records (exact.hpp).
 #include "exact.hpp"
 
+#include "access.hpp"
 #include "exec.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/format.hpp"
@@ -183,14 +184,6 @@ ExactValue fast_value(Exec& x, const ExactSite& s, uint32_t lane) {
   return from_pair(sum, err, products);
 }
 
-uint64_t index_value(Exec& x, ir::ExprId index, uint32_t lane) {
-  const Node& n = x.program().nodes[index];
-  uint64_t v = get_slot(x.reg<std::byte>(n.reg), ir::bytes(n.type), lane);
-  if (ir::info(n.type).is_signed)
-    v = static_cast<uint64_t>(ir::sign_extend(v, ir::info(n.type).bits));
-  return v;
-}
-
 // Which tree nodes the FusedF32 and FusedMul models round (shadow.hpp): FusedF32 every add, sub,
 // mul and fma except the mul each add or sub contracts (its first operand that is a mul, through
 // negations, else its second); FusedMul only the muls.
@@ -350,7 +343,7 @@ void attach_destinations(Exec& x, const CStmt& cs, size_t first) {
       continue;
     const auto lane =
         static_cast<uint32_t>((r.workgroup - x.first_workgroup()) * wg_lanes + r.lane);
-    r.destination = Destination{s.space, s.mem, index_value(x, s.a, lane)};
+    r.destination = Destination{s.space, s.mem, stored_element(x, s, lane)};
   }
 }
 

@@ -26,6 +26,8 @@ Exec::Exec(const Launch& launch) : launch_(launch), p_(*launch.program) {
     shared_.emplace_back(static_cast<size_t>(s.size) * ir::bytes(s.type));
     races_.emplace_back(s.size);
   }
+  for (const ir::PrivateArray& a : k.privates)
+    privates_.emplace_back(size_t{capacity_} * a.size * ir::bytes(a.type));
   for (uint32_t d = 0; d < 3; ++d)
     local_ids_[d].resize(p_.wg_lanes);
   for (uint32_t l = 0; l < p_.wg_lanes; ++l) {
@@ -244,6 +246,9 @@ std::optional<uint64_t> Exec::bytes_needed(const Program& p) {
   for (const ir::SharedArray& s : p.kernel->shared)
     if (!add(s.size, ir::bytes(s.type) + sizeof(RaceCell)))
       return std::nullopt;
+  for (const ir::PrivateArray& a : p.kernel->privates)
+    if (!add(capacity * a.size, ir::bytes(a.type)))
+      return std::nullopt;
   return total;
 }
 
@@ -262,6 +267,9 @@ std::optional<BatchError> Exec::run_batch(uint64_t first, uint32_t count) {
     acc_lanes_.assign(size_t{capacity_} * p_.accum->locals.size(), AccLane{});
   for (auto& s : shared_)
     std::memset(s.data(), 0, s.size());
+  // Private arrays start at zero in every lane (specs/ir.md); a batch starts its lanes.
+  for (auto& a : privates_)
+    std::memset(a.data(), 0, a.size());
   ++epoch_;
   ScopedMask all(masks_);
   all.m.reset(n_);

@@ -104,6 +104,8 @@ public:
 
   // Shared arrays of the current workgroup, and the race check every access goes through.
   std::byte* shared(uint32_t id) { return shared_[id].data(); }
+  // Private array `id` of batch lane 0; lane l's copy follows at l * size elements.
+  std::byte* private_array(uint32_t id) { return privates_[id].data(); }
   // Returns false (after fail()) when the access races with another lane's since the last barrier.
   // Kernels with shared memory run one workgroup per batch, so the lane is the local index.
   bool shared_access(uint32_t id, uint64_t index, uint32_t lane, SharedAccess kind, ir::ExprId node,
@@ -195,6 +197,7 @@ private:
   MaskStack masks_;
   std::vector<LoopFrame> loops_;
   std::vector<std::vector<std::byte>> shared_;
+  std::vector<std::vector<std::byte>> privates_; // capacity_ copies of each, zeroed per batch
   std::vector<std::vector<RaceCell>> races_;
   uint32_t epoch_ = 0;
   std::array<std::vector<uint32_t>, 3> local_ids_; // local_id(d) of each local lane index

@@ -1,6 +1,6 @@
-// Loads and stores on buffers and shared arrays: bounds checks on every active lane, the
-// shared-memory race check, and a contiguous fast path (every lane active, 32-bit indices
-// i0, i0+1, ...) that checks the range once and copies.
+// Loads and stores on buffers, shared and private arrays: bounds checks on every active lane (per
+// dimension on rank-2 and rank-3 arrays), the shared-memory race check, and a contiguous fast
+// path (every lane active, 32-bit indices i0, i0+1, ...) that checks the range once and copies.
 #include "access.hpp"
 #include "halfway/ir/bits.hpp"
 #include "slots.hpp"
@@ -120,9 +120,81 @@ template <class F> void dispatch(uint32_t element_bytes, ir::ScalarType index, b
   }
 }
 
+// Private arrays and arrays of rank 2 and 3, one lane at a time: each index is checked against
+// its dimension, then `out` is the row-major element (in the lane's own copy of a private
+// array). Shared elements go through the race check as rank-1 ones do.
+bool element(Exec& x, const Target& t, const std::array<uint32_t, 3>& regs,
+             const std::array<ir::ScalarType, 3>& types, uint32_t lane, SharedAccess kind,
+             ir::ExprId node, uint32_t line, std::byte*& out) {
+  const ir::SharedArray& a = x.program().kernel->array(t.space, t.id);
+  const uint32_t rank = a.rank();
+  uint64_t linear = 0;
+  for (uint32_t d = 0; d < rank; ++d) {
+    const Index ix = read_index(x.reg<std::byte>(regs[d]), types[d], lane);
+    if (rank == 1 ? !check(x, t, ix, lane, kind, node, line)
+                  : !check_dimension(x, t, kind, d, ix, a.dim(d), lane, node, line))
+      return false;
+    linear = linear * a.dim(d) + ix.value; // below the array's size, so below 2^32
+  }
+  if (rank > 1 && t.space == ir::Space::Shared &&
+      !x.shared_access(t.id, linear, lane, kind, node, line))
+    return false;
+  const uint64_t at = t.space == ir::Space::Private ? uint64_t{lane} * a.size + linear : linear;
+  out = t.base + at * t.bytes;
+  return true;
+}
+
+bool by_element(const Exec& x, const Target& t) {
+  return t.space == ir::Space::Private ||
+         (t.space == ir::Space::Shared && x.program().kernel->shared[t.id].rank() > 1);
+}
+
+void load_elements(Exec& x, const Node& n, const Target& t) {
+  const ir::Kernel& k = *x.program().kernel;
+  const ir::Expr& e = *n.expr;
+  std::array<uint32_t, 3> regs{};
+  std::array<ir::ScalarType, 3> types{};
+  for (int i = 0; i < e.nargs; ++i) {
+    regs[i] = n.arg[i];
+    types[i] = k.expr(e.args[i]).type;
+  }
+  void* r = x.reg<std::byte>(n.reg);
+  for_active(x.mask(), [&](uint32_t lane) {
+    std::byte* p = nullptr;
+    if (!element(x, t, regs, types, lane, SharedAccess::Read, n.id, 0, p))
+      return;
+    uint64_t bits = 0;
+    std::memcpy(&bits, p, t.bytes); // little-endian: the low bytes
+    set_slot(r, t.bytes, lane, bits);
+  });
+}
+
+void store_elements(Exec& x, const CStmt& cs, const LaneMask& m, const Target& t) {
+  const ir::Stmt& s = *cs.stmt;
+  const Program& p = x.program();
+  std::array<uint32_t, 3> regs{};
+  std::array<ir::ScalarType, 3> types{};
+  const std::array<ir::ExprId, 3> ix = ir::store_indices(s);
+  for (int i = 0; i < 3; ++i)
+    if (ix[i] != ir::kNone) {
+      regs[i] = p.nodes[ix[i]].reg;
+      types[i] = p.nodes[ix[i]].type;
+    }
+  const void* value = x.reg<std::byte>(p.nodes[s.b].reg);
+  for_active(m, [&](uint32_t lane) {
+    std::byte* at = nullptr;
+    if (!element(x, t, regs, types, lane, SharedAccess::Write, ir::kNone, s.line, at))
+      return;
+    const uint64_t bits = get_slot(value, t.bytes, lane);
+    std::memcpy(at, &bits, t.bytes);
+  });
+}
+
 void load(Exec& x, const Node& n) {
   const ir::Expr& e = *n.expr;
   const Target t = target_of(x, e.space, e.ref);
+  if (by_element(x, t))
+    return load_elements(x, n, t);
   const void* index = x.reg<std::byte>(n.arg[0]);
   uint64_t first;
   if (t.space == ir::Space::Buffer && contiguous(x, x.mask(), index, n.arg_type, t.length, first)) {
@@ -143,6 +215,8 @@ void exec_store(Exec& x, const CStmt& cs, const LaneMask& m) {
   const ir::Stmt& s = *cs.stmt;
   const Program& p = x.program();
   const Target t = target_of(x, s.space, s.mem);
+  if (by_element(x, t))
+    return store_elements(x, cs, m, t);
   const ir::ScalarType index_type = p.nodes[s.a].type;
   const void* index = x.reg<std::byte>(p.nodes[s.a].reg);
   uint64_t first;

@@ -98,6 +98,8 @@ public:
         c.eval = schedule({s.a});
         c.bound = schedule({s.b});
         c.step = schedule({s.c});
+      } else if (s.kind == ir::StmtKind::Store) {
+        c.eval = schedule({s.a, s.c, s.d, s.b}); // ir::stmt_exprs' order
       } else {
         c.eval = schedule({s.a, s.b, s.c});
       }

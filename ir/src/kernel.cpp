@@ -15,11 +15,11 @@ std::string_view name(Access a) {
 }
 
 ScalarType Kernel::element_type(Space space, uint32_t ref) const {
-  return space == Space::Buffer ? params[ref].type : shared[ref].type;
+  return space == Space::Buffer ? params[ref].type : array(space, ref).type;
 }
 
 const std::string& Kernel::memory_name(Space space, uint32_t ref) const {
-  return space == Space::Buffer ? params[ref].name : shared[ref].name;
+  return space == Space::Buffer ? params[ref].name : array(space, ref).name;
 }
 
 uint32_t Kernel::find_param(std::string_view n) const {
@@ -31,6 +31,12 @@ uint32_t Kernel::find_param(std::string_view n) const {
 
 std::vector<ExprId> stmt_exprs(const Stmt& s) {
   std::vector<ExprId> out;
+  if (s.kind == StmtKind::Store) {
+    for (ExprId e : {s.a, s.c, s.d, s.b})
+      if (e != kNone)
+        out.push_back(e);
+    return out;
+  }
   for (ExprId e : {s.a, s.b, s.c})
     if (e != kNone)
       out.push_back(e);

@@ -68,8 +68,12 @@ public:
       return k_.params[e.ref].name;
     case Op::BufferLen:
       return "len(" + k_.params[e.ref].name + ")";
-    case Op::Load:
-      return k_.memory_name(e.space, e.ref) + "[" + arg(0) + "]";
+    case Op::Load: {
+      std::string out = k_.memory_name(e.space, e.ref);
+      for (int i = 0; i < std::min<int>(e.nargs, 4); ++i)
+        out += "[" + arg(i) + "]";
+      return out;
+    }
     case Op::Convert: {
       ScalarType from = k_.expr(e.args[0]).type;
       std::string head = is_narrowing(from, e.type)             ? "narrow<"
@@ -171,8 +175,11 @@ private:
       out << pad << k_.locals[s.local].name << " = " << expr(s.a) << ";\n";
       return;
     case StmtKind::Store:
-      out << pad << k_.memory_name(s.space, s.mem) << "[" << expr(s.a) << "] = " << expr(s.b)
-          << ";\n";
+      out << pad << k_.memory_name(s.space, s.mem);
+      for (ExprId i : store_indices(s))
+        if (i != kNone)
+          out << "[" << expr(i) << "]";
+      out << " = " << expr(s.b) << ";\n";
       return;
     case StmtKind::Atomic: {
       out << pad;
@@ -264,8 +271,19 @@ std::string print(const Kernel& k) {
     else
       out << name(prm.type) << ";\n";
   }
-  for (const SharedArray& s : k.shared)
-    out << "  shared " << s.name << ": " << name(s.type) << "[" << s.size << "];\n";
+  auto shape = [&](const SharedArray& a) {
+    for (uint32_t d = 0; d < a.rank(); ++d)
+      out << "[" << a.dim(d) << "]";
+    out << ";\n";
+  };
+  for (const SharedArray& s : k.shared) {
+    out << "  shared " << s.name << ": " << name(s.type);
+    shape(s);
+  }
+  for (const PrivateArray& a : k.privates) {
+    out << "  let " << a.name << ": " << name(a.type);
+    shape(a);
+  }
   p.block(k.body, 1);
   out << "}\n";
   return out.str();

@@ -77,8 +77,7 @@ private:
     uint64_t shared_total = 0;
     for (const SharedArray& s : k_.shared) {
       unique(s.name, "shared array");
-      if (s.size == 0)
-        fail("shared array '" + s.name + "' has size 0");
+      check_shape(s, "shared array");
       if (s.type == ScalarType::Bool)
         fail("shared array '" + s.name + "' has element type bool");
       // Each array is below 2^32 elements of at most 8 bytes, so neither sum can overflow.
@@ -91,8 +90,54 @@ private:
              " bytes) takes the kernel's shared memory to " + std::to_string(shared_total) +
              " bytes, over the limit of " + std::to_string(kMaxSharedBytes) + " bytes");
     }
+    uint64_t private_total = 0;
+    for (const PrivateArray& p : k_.privates) {
+      unique(p.name, "private array");
+      check_shape(p, "private array");
+      if (p.type == ScalarType::Bool)
+        fail("private array '" + p.name + "' has element type bool");
+      // Each array is below 2^32 elements of at most 8 bytes: the sum stays far below 2^64.
+      private_total += uint64_t{p.size} * bytes(p.type);
+      if (private_total > kMaxPrivateBytes)
+        fail("private array '" + p.name + "' of " + std::to_string(p.size) + " " + tname(p.type) +
+             " elements takes each lane's private memory to " + std::to_string(private_total) +
+             " bytes, over the limit of " + std::to_string(kMaxPrivateBytes) + " bytes");
+    }
     for (uint32_t i = 0; i < k_.locals.size(); ++i)
       check_name(k_.locals[i].name, "local");
+  }
+
+  // One canonical spelling per shape (kernel.hpp): rank 1 with dims all 0, rank 2 and 3 with
+  // every dimension listed and non-zero, and `size` their product, computed without overflow.
+  void check_shape(const SharedArray& a, const char* what) {
+    const std::string where = std::string(what) + " '" + a.name + "'";
+    if (a.size == 0 && a.dims[0] == 0)
+      fail(where + " has size 0");
+    if (a.dims[0] == 0) {
+      if (a.dims[1] != 0 || a.dims[2] != 0)
+        fail(where + " lists an inner dimension without an outer one");
+      return;
+    }
+    if (a.dims[1] == 0)
+      fail(where + " lists one dimension; a rank-1 array leaves dims empty and gives its size");
+    uint64_t product = 1;
+    for (uint32_t d = 0; d < a.rank(); ++d) {
+      if (a.dims[d] == 0)
+        fail(where + " has a dimension of size 0");
+      product *= a.dims[d]; // each factor < 2^32, and the running product is checked below
+      if (product > 0xffffffffull)
+        fail(where + " has 2^32 elements or more (" + shape(a) + ")");
+    }
+    if (product != a.size)
+      fail(where + " has size " + std::to_string(a.size) + ", not the product of its dimensions " +
+           shape(a));
+  }
+
+  static std::string shape(const SharedArray& a) {
+    std::string out;
+    for (uint32_t d = 0; d < a.rank(); ++d)
+      out += "[" + std::to_string(a.dim(d)) + "]";
+    return out;
   }
 
   // Names must read back from the text form: identifiers, and not a literal's spelling.
@@ -116,6 +161,9 @@ private:
     for (const SharedArray& s : k_.shared)
       if (s.name == n)
         fail("local '" + n + "' shadows a shared array", line);
+    for (const PrivateArray& p : k_.privates)
+      if (p.name == n)
+        fail("local '" + n + "' shadows a private array", line);
     if (names_in_scope_.count(n))
       fail("local '" + n + "' shadows another local in scope", line);
     in_scope_[local] = true;
@@ -143,7 +191,9 @@ private:
       return k_.expr(id).type;
     const Expr& e = k_.expr(id);
     const OpInfo& op = info(e.op);
-    if (op.arity >= 0 && e.nargs != op.arity)
+    // A load takes one index per dimension of its array (checked in leaf()); the table's 1 is
+    // the rank of buffers.
+    if (op.arity >= 0 && e.nargs != op.arity && e.op != Op::Load)
       fail_expr(id, std::string(op.name) + " takes " + std::to_string(op.arity) + " operands");
     std::array<ScalarType, 4> a{};
     for (int i = 0; i < e.nargs; ++i)
@@ -278,11 +328,16 @@ private:
       return;
     case Op::Load: {
       check_memory(e.space, e.ref, e.line);
-      if (e.nargs != 1)
-        fail_expr(id, "load takes one index");
-      ScalarType it = k_.expr(e.args[0]).type;
-      if (!is_int(it))
-        fail_expr(id, "index has type " + tname(it) + "; indices are integers");
+      const uint32_t rank = e.space == Space::Buffer ? 1 : k_.array(e.space, e.ref).rank();
+      if (e.nargs != rank)
+        fail_expr(id, "load from '" + k_.memory_name(e.space, e.ref) + "' takes " +
+                          std::to_string(rank) + (rank == 1 ? " index" : " indices") + ", not " +
+                          std::to_string(e.nargs));
+      for (int i = 0; i < e.nargs; ++i) {
+        ScalarType it = k_.expr(e.args[i]).type;
+        if (!is_int(it))
+          fail_expr(id, "index has type " + tname(it) + "; indices are integers");
+      }
       if (e.type != k_.element_type(e.space, e.ref))
         fail_expr(id, "load with the wrong type");
       if (e.space == Space::Buffer && k_.params[e.ref].access == Access::Write)
@@ -359,8 +414,12 @@ private:
     if (space == Space::Buffer) {
       if (ref >= k_.params.size() || !k_.params[ref].is_buffer())
         fail("access to a missing buffer", line);
-    } else if (ref >= k_.shared.size()) {
+    } else if (space == Space::Shared && ref >= k_.shared.size()) {
       fail("access to a missing shared array", line);
+    } else if (space == Space::Private && ref >= k_.privates.size()) {
+      fail("access to a missing private array", line);
+    } else if (space != Space::Buffer && space != Space::Shared && space != Space::Private) {
+      fail("access to an unknown memory space", line);
     }
   }
 
@@ -390,6 +449,8 @@ private:
   }
 
   void stmt(const Stmt& s, int loop_depth) {
+    if (s.d != kNone && s.kind != StmtKind::Store)
+      fail("only a store takes a third index", s.line);
     switch (s.kind) {
     case StmtKind::Let:
       if (s.local >= k_.locals.size())
@@ -406,7 +467,16 @@ private:
       const std::string& n = k_.memory_name(s.space, s.mem);
       if (s.space == Space::Buffer && k_.params[s.mem].access == Access::Read)
         fail("store to read-only buffer '" + n + "'", s.line);
-      index(s.a, n, s.line);
+      const uint32_t rank = s.space == Space::Buffer ? 1 : k_.array(s.space, s.mem).rank();
+      const std::array<ExprId, 3> ix = store_indices(s);
+      for (uint32_t d = 0; d < 3; ++d) {
+        if ((d < rank) != (ix[d] != kNone))
+          fail("store to '" + n + "' takes " + std::to_string(rank) +
+                   (rank == 1 ? " index" : " indices"),
+               s.line);
+        if (d < rank)
+          index(ix[d], n, s.line);
+      }
       bind(k_.element_type(s.space, s.mem), s.b, "store to " + n, s.line);
       return;
     }
@@ -414,6 +484,17 @@ private:
       check_memory(s.space, s.mem, s.line);
       const std::string& n = k_.memory_name(s.space, s.mem);
       ScalarType t = k_.element_type(s.space, s.mem);
+      // A private array is the lane's own: an atomic on it would be a plain update, spelled so.
+      if (s.space == Space::Private)
+        fail(std::string(name(s.atomic)) + " on private array '" + n +
+                 "'; a private array is the lane's own, update it with a store",
+             s.line);
+      if (s.space == Space::Shared && k_.shared[s.mem].rank() != 1)
+        fail(std::string(name(s.atomic)) + " on shared array '" + n + "' of rank " +
+                 std::to_string(k_.shared[s.mem].rank()) + "; atomics take rank-1 arrays",
+             s.line);
+      if (s.d != kNone)
+        fail("atomic with a third index", s.line);
       if (s.space == Space::Buffer && k_.params[s.mem].access != Access::ReadWrite)
         fail(std::string(name(s.atomic)) + " on buffer '" + n + "', which is not read_write",
              s.line);
@@ -499,6 +580,9 @@ private:
       return true;
     if (e.op == Op::LocalGet)
       return tainted_.count(e.ref) > 0;
+    // Conservative: lanes may hold different values in their private arrays.
+    if (e.op == Op::Load && e.space == Space::Private)
+      return true;
     for (int i = 0; i < e.nargs; ++i)
       if (variant(e.args[i]))
         return true;

@@ -69,7 +69,7 @@ TEST(Errors, MalformedText) {
       body("  x[0:u32] = add(x[1:u32] $x[2:u32]);", {"expected ')', found 'x'"}),
       file(kHeader + "  x[0:u32] = 1.0:f32;$\n",
            {"expected a statement or '}', found end of input"}),
-      body("  $y[0:u32] = 1.0:f32;", {"unknown buffer or shared array 'y'"}),
+      body("  $y[0:u32] = 1.0:f32;", {"unknown buffer, shared or private array 'y'"}),
       body("  x[0:u32] = $frob(1.0:f32);", {"unknown operation 'frob'"}),
       body("  x[0:u32] = $load(1:u32);", {"unknown operation 'load'"}),
       body("  x[0:u32] = add(1.0:f32, 2.0:$f33);", {"unknown type 'f33'", "bool, i8"}),

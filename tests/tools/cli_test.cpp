@@ -191,6 +191,21 @@ TEST_F(Cli, Demo) {
   EXPECT_OUTPUT(r, "All comparisons hold.");
   EXPECT_OUTPUT(r, "narrow_f16       cpu");
   EXPECT_OUTPUT(r, "With accept_single_rounding");
+  // Every workload, compared on the CPU device bit for bit.
+  for (std::string name :
+       {"matmul_tiled", "group_norm_silu", "attention", "conv3x3", "gemv_f32", "gemv_f16",
+        "gemv_fp8<e4m3>", "gemv_fp8<e5m2>", "act<f32>", "act<f16>", "softmax_f16out"}) {
+    name.resize(16, ' ');
+    EXPECT_OUTPUT(r, "\n" + name + " cpu ");
+  }
+  // Where a Vulkan device exists, the kernels with exp, rsqrt or div are shown there but marked
+  // as not judged, and say why.
+  if (r.out.find(" vulkan") != std::string::npos) {
+    EXPECT_OUTPUT(r, "\ngroup_norm_silu* vulkan");
+    EXPECT_OUTPUT(r, "\nsoftmax_f16out*  vulkan");
+    EXPECT_OUTPUT(r, "\nmatmul_tiled     vulkan");
+    EXPECT_OUTPUT(r, "* not judged: uses ops that Vulkan does not round correctly");
+  }
 }
 
 TEST_F(Cli, DevicesAndOps) {

@@ -46,9 +46,11 @@ struct Call : Pos {
   std::vector<Expr> args;
 };
 
+// `name[index]`, and on a rank-2 or rank-3 array `name[index][more...]`.
 struct Index : Pos {
   Word name;
   Expr index;
+  std::vector<Expr> more;
 };
 
 struct Let;
@@ -81,6 +83,7 @@ struct Assign : Pos {
 struct Store : Pos {
   Word name;
   Expr index;
+  std::vector<Expr> more; // the indices after the first, on a rank-2 or rank-3 array
   Expr value;
 };
 
@@ -117,9 +120,18 @@ struct Shared : Pos {
   Word name;
   Word type;
   uint32_t size = 0;
+  std::vector<uint32_t> more; // the dimensions after the first, on a rank-2 or rank-3 array
 };
 
-struct Decl : x3::variant<Param, Shared> {
+// `let name: type[d0][d1]...;` among the declarations: a private (per-lane) array.
+struct Private : Pos {
+  Word name;
+  Word type;
+  uint32_t size = 0;
+  std::vector<uint32_t> more;
+};
+
+struct Decl : x3::variant<Param, Shared, Private> {
   using base_type::base_type;
   using base_type::operator=;
 };

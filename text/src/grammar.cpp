@@ -12,16 +12,17 @@
 
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Literal, text, type)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Call, head, targs, args)
-BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Index, name, index)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Index, name, index, more)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Let, name, type, value)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Assign, name, value)
-BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Store, name, index, value)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Store, name, index, more, value)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::If, cond, body, else_body)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::For, name, type, start, end, step, body)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::While, cond, body)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::ParamType, type, access)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Param, name, type)
-BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Shared, name, type, size)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Shared, name, type, size, more)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Private, name, type, size, more)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Kernel, name, wx, wy, wz, decls)
 
 namespace halfway::text {
@@ -142,7 +143,7 @@ auto const call_def = (name >> &(lit('<') | lit('('))) > -targs > args;
 
 struct index_r : Tagged {};
 x3::rule<index_r, ast::Index> const index = "an element";
-auto const index_def = (name >> lit('[')) > expr > lit(']');
+auto const index_def = (name >> lit('[')) > expr > lit(']') > *(lit('[') > expr > lit(']'));
 
 auto const expr_def = boolean | number | call | index | name;
 
@@ -165,7 +166,8 @@ auto const assign_def = (name >> lit('=')) > expr > lit(';');
 
 struct store_r : Tagged {};
 x3::rule<store_r, ast::Store> const store = "a store";
-auto const store_def = (name >> lit('[')) > expr > lit(']') > lit('=') > expr > lit(';');
+auto const store_def = (name >> lit('[')) > expr > lit(']') > *(lit('[') > expr > lit(']')) >
+                       lit('=') > expr > lit(';');
 
 x3::rule<class call_stmt_r, ast::Call> const call_stmt = "a call statement";
 auto const call_stmt_def = call > lit(';');
@@ -209,11 +211,21 @@ auto const size_def = x3::uint_parser<uint32_t>();
 
 struct shared_r : Tagged {};
 x3::rule<shared_r, ast::Shared> const shared = "a shared array";
+x3::rule<class dims_r, std::vector<uint32_t>> const more_dims = "'[' or ';'";
+auto const more_dims_def = *(lit('[') > size > lit(']'));
+
 auto const shared_def = (kw_shared >> not_assigned) > name > lit(':') > type > lit('[') > size >
-                        lit(']') > lit(';');
+                        lit(']') > more_dims > lit(';');
+
+// `let name: type[` starts a private array; `let name: type =` is the first statement, so the
+// rule backtracks over the name and the type only.
+struct private_r : Tagged {};
+x3::rule<private_r, ast::Private> const private_ = "a private array";
+auto const private__def = (kw_let >> name >> lit(':') >> type >> lit('[')) > size >
+                          lit(']') > more_dims > lit(';');
 
 x3::rule<class decl_r, ast::Decl> const decl = "a declaration";
-auto const decl_def = param | shared;
+auto const decl_def = param | shared | private_;
 
 x3::rule<class quoted_r, std::string> const quoted = "a quoted name";
 auto const quoted_def =
@@ -235,7 +247,8 @@ BOOST_SPIRIT_DEFINE(ident, name, type, access, targ, kw_kernel, kw_workgroup, kw
                     kw_shared, kw_let, kw_if, kw_else, kw_for, kw_to, kw_step, kw_while,
                     number_text, suffix, number, boolean, expr, targs, arg_items, args, call, index,
                     stmt, close, block, let, assign, store, call_stmt, if_, for_, while_, jump_word,
-                    jump, param_type, param, size, shared, decl, quoted, kernel_name, kernel, end)
+                    jump, param_type, param, size, more_dims, shared, private_, decl, quoted,
+                    kernel_name, kernel, end)
 
 } // namespace grammar
 

@@ -80,6 +80,9 @@ private:
     for (const ir::SharedArray& s : k_.shared)
       if (s.name == n.text)
         fail(n.offset, "duplicate name '" + n.text + "': a shared array has it");
+    for (const ir::PrivateArray& a : k_.privates)
+      if (a.name == n.text)
+        fail(n.offset, "duplicate name '" + n.text + "': a private array has it");
   }
 
   void declare(const ast::Param& p) {
@@ -98,7 +101,34 @@ private:
 
   void declare(const ast::Shared& s) {
     check_new_name(s.name, "shared array");
-    k_.shared.push_back({s.name.text, scalar_type(src_, s.type), s.size});
+    k_.shared.push_back(array(s, "shared array"));
+  }
+
+  void declare(const ast::Private& p) {
+    check_new_name(p.name, "private array");
+    k_.privates.push_back(array(p, "private array"));
+  }
+
+  // The IR's one spelling of a shape (ir::SharedArray): rank 1 keeps dims empty. A size that
+  // does not fit the IR (2^32 elements or more) is reported here, where the text says it.
+  template <class Decl> ir::SharedArray array(const Decl& d, const char* what) {
+    if (d.more.size() > 2)
+      fail(d.name.offset, std::string(what) + " '" + d.name.text + "' has " +
+                              std::to_string(d.more.size() + 1) +
+                              " dimensions; arrays have 1 to 3");
+    ir::SharedArray a{d.name.text, scalar_type(src_, d.type), d.size, {0, 0, 0}};
+    if (d.more.empty())
+      return a;
+    a.dims[0] = d.size;
+    uint64_t product = d.size;
+    for (size_t i = 0; i < d.more.size(); ++i) {
+      a.dims[i + 1] = d.more[i];
+      product *= d.more[i]; // below 2^32 * 2^32 at each step, checked before the next
+      if (product > 0xffffffffull)
+        fail(d.name.offset, std::string(what) + " '" + d.name.text + "' has 2^32 elements or more");
+    }
+    a.size = static_cast<uint32_t>(product);
+    return a;
   }
 
   ir::Access access(const ast::Word& w) {
@@ -147,6 +177,25 @@ private:
     return kNone;
   }
 
+  uint32_t find_private(const std::string& n) const {
+    for (uint32_t i = 0; i < k_.privates.size(); ++i)
+      if (k_.privates[i].name == n)
+        return i;
+    return kNone;
+  }
+
+  // The rank of what `memory` found: indices a load or store must give.
+  uint32_t rank(ir::Space space, uint32_t ref) const {
+    return space == ir::Space::Buffer ? 1 : k_.array(space, ref).rank();
+  }
+  void expect_indices(const ast::Word& n, ir::Space space, uint32_t ref, size_t given) const {
+    const uint32_t r = rank(space, ref);
+    if (given != r)
+      fail(n.offset, "'" + n.text + "' has " + std::to_string(r) +
+                         (r == 1 ? " dimension" : " dimensions") + ": write " + std::to_string(r) +
+                         (r == 1 ? " index" : " indices") + ", not " + std::to_string(given));
+  }
+
   // A buffer parameter or shared array, for loads, stores and atomics.
   std::pair<ir::Space, uint32_t> memory(const ast::Word& n) const {
     uint32_t p = k_.find_param(n.text);
@@ -155,11 +204,14 @@ private:
     uint32_t s = find_shared(n.text);
     if (s != kNone)
       return {ir::Space::Shared, s};
+    uint32_t a = find_private(n.text);
+    if (a != kNone)
+      return {ir::Space::Private, a};
     if (p != kNone)
       fail(n.offset, "'" + n.text + "' is a scalar parameter, not a buffer; it cannot be indexed");
     if (find_local(n.text) != kNone)
       fail(n.offset, "'" + n.text + "' is a local, not a buffer; it cannot be indexed");
-    fail(n.offset, "unknown buffer or shared array '" + n.text + "'");
+    fail(n.offset, "unknown buffer, shared or private array '" + n.text + "'");
   }
 
   // ---- expressions --------------------------------------------------------------------------
@@ -215,15 +267,20 @@ private:
                          "[i] or its length with len(" + w.text + ")");
     if (find_shared(w.text) != kNone)
       fail(w.offset, "'" + w.text + "' is a shared array: read an element with " + w.text + "[i]");
+    if (find_private(w.text) != kNone)
+      fail(w.offset, "'" + w.text + "' is a private array: read an element with " + w.text + "[i]");
     fail(w.offset, "unknown name '" + w.text + "'");
   }
 
   ExprId node(const ast::Index& ix) {
     auto [space, ref] = memory(ix.name);
+    expect_indices(ix.name, space, ref, 1 + ix.more.size());
     ir::Expr e;
     e.op = ir::Op::Load;
-    e.nargs = 1;
+    e.nargs = static_cast<uint8_t>(1 + ix.more.size());
     e.args[0] = expr(ix.index);
+    for (size_t i = 0; i < ix.more.size(); ++i)
+      e.args[i + 1] = expr(ix.more[i]);
     e.space = space;
     e.ref = ref;
     e.type = k_.element_type(space, ref);
@@ -315,6 +372,8 @@ private:
       if (s != kNone)
         fail(w->offset, "len() takes a buffer; shared array '" + w->text + "' has the fixed size " +
                             std::to_string(k_.shared[s].size));
+      if (find_private(w->text) != kNone)
+        fail(w->offset, "len() takes a buffer; '" + w->text + "' is a private array");
       fail(w->offset, "len() takes a buffer parameter, and '" + w->text + "' is not one");
     }
     ir::Expr e;
@@ -452,6 +511,10 @@ private:
       if (find_shared(as.name.text) != kNone)
         fail(as.name.offset, "'" + as.name.text + "' is a shared array: store to an element with " +
                                  as.name.text + "[i] = ...");
+      if (find_private(as.name.text) != kNone)
+        fail(as.name.offset, "'" + as.name.text +
+                                 "' is a private array: store to an element with " + as.name.text +
+                                 "[i] = ...");
       fail(as.name.offset,
            "assignment to unknown local '" + as.name.text + "'; declare it with let");
     }
@@ -462,7 +525,12 @@ private:
   ir::Stmt stmt(const ast::Store& st) {
     ir::Stmt s = begin(ir::StmtKind::Store, st.offset);
     std::tie(s.space, s.mem) = memory(st.name);
+    expect_indices(st.name, s.space, s.mem, 1 + st.more.size());
     s.a = expr(st.index);
+    if (st.more.size() > 0)
+      s.c = expr(st.more[0]);
+    if (st.more.size() > 1)
+      s.d = expr(st.more[1]);
     s.b = expr(st.value);
     return s;
   }
@@ -488,6 +556,13 @@ private:
       fail(offset_of(c.args[0]),
            "the first operand of " + c.head.text + " is a buffer or shared element, e.g. bins[i]");
     std::tie(s.space, s.mem) = memory(ix->get().name);
+    if (s.space == ir::Space::Private)
+      fail(ix->get().name.offset, c.head.text + " on private array '" + ix->get().name.text +
+                                      "': a private array is the lane's own; update it with a "
+                                      "store");
+    if (!ix->get().more.empty() || rank(s.space, s.mem) != 1)
+      fail(ix->get().name.offset,
+           c.head.text + " takes an element of a rank-1 buffer or shared array");
     s.a = expr(ix->get().index);
     s.b = expr(c.args[1]);
     if (cmpxchg)

@@ -65,8 +65,9 @@ Lowering::Lowering(const ir::Kernel& k, const policy::Budget& budget, const Llvm
   parts_ = plan_storage_.parts;
   storage_ = plan_storage_.storage;
   remat_ = plan_storage_.remat;
+  // Private arrays are indexed by the lane within the workgroup, which flat mode does not keep.
   flat_ = parts_.size() == 1 && parts_[0].kind == Part::Kind::Lanes && k.shared.empty() &&
-          k.workgroup[1] == 1 && k.workgroup[2] == 1;
+          k.privates.empty() && k.workgroup[1] == 1 && k.workgroup[2] == 1;
   local_nan_ = local_nan_states(k);
   node_nan_.assign(k.exprs.size(), NanState::NoNan);
   node_known_.assign(k.exprs.size(), false);
@@ -77,6 +78,11 @@ Lowering::Lowering(const ir::Kernel& k, const policy::Budget& budget, const Llvm
   for (const ir::SharedArray& s : k.shared) {
     shared_offset_.push_back(shared_bytes_);
     shared_bytes_ += (uint64_t{s.size} * ir::bytes(s.type) + 63) / 64 * 64;
+  }
+  // At most 1024 lanes x kMaxPrivateBytes (ir/verifier.hpp): 16 MiB.
+  for (const ir::PrivateArray& a : k.privates) {
+    private_offset_.push_back(shared_bytes_);
+    shared_bytes_ += (uint64_t{a.size} * ir::bytes(a.type) * lanes_ + 63) / 64 * 64;
   }
 }
 

@@ -145,6 +145,54 @@ llvm::Value* Lowering::element_ptr(ir::Space space, uint32_t ref, llvm::Value* i
   return b_.CreateInBoundsGEP(value_type(t), base, idx);
 }
 
+bool Lowering::by_element(const ir::Kernel& k, ir::Space space, uint32_t ref) {
+  return space == ir::Space::Private || (space == ir::Space::Shared && k.shared[ref].rank() > 1);
+}
+
+llvm::Value* Lowering::array_element_ptr(ir::Space space, uint32_t ref,
+                                         const std::array<llvm::Value*, 3>& idx,
+                                         const std::array<bool, 3>& idx_signed, ir::ExprId node,
+                                         uint32_t line, const char* access) {
+  const ir::SharedArray& a = k_.array(space, ref);
+  const std::string& name = a.name;
+  const uint32_t rank = a.rank();
+  llvm::Value* linear = i64(0);
+  for (uint32_t d = 0; d < rank; ++d) {
+    llvm::Value* length = i64(a.dim(d));
+    // Unsigned comparison: a negative index (sign-extended to 64 bits) reads as a huge one.
+    llvm::Value* outside = b_.CreateICmpUGE(idx[d], length);
+    if (options_.memory == MemoryChecks::Explicit) {
+      std::string what =
+          std::string(access) + (space == ir::Space::Private ? " private " : " shared ") + name;
+      uint32_t site =
+          add_site(ErrorKind::OutOfBounds, node, line, name, std::move(what), idx_signed[d]);
+      if (rank > 1)
+        sites_[site].dimension = static_cast<int>(d);
+      check(outside, site, idx[d], length);
+    } else if (options_.memory == MemoryChecks::Guarded) {
+      // Like rank-1 shared arrays: the scratch has no guard; on failure return 1 unrecorded and
+      // the device reruns with Explicit checks for the detail.
+      llvm::BasicBlock* ok = block("bounds.ok");
+      llvm::MDBuilder md(ctx_);
+      b_.CreateCondBr(outside, error_exit_, ok, md.createBranchWeights(1, 1 << 20));
+      b_.SetInsertPoint(ok);
+    }
+    // Each index is below its dimension here, so the row-major element is below 2^32.
+    linear = d == 0 ? idx[d] : b_.CreateAdd(b_.CreateMul(linear, length), idx[d]);
+  }
+  ir::ScalarType t = a.type;
+  if (space == ir::Space::Shared) {
+    llvm::Value* base =
+        b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, shared_offset_[ref]);
+    return b_.CreateInBoundsGEP(value_type(t), base, linear);
+  }
+  llvm::Value* base =
+      b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, private_offset_[ref]);
+  llvm::Value* at =
+      b_.CreateAdd(b_.CreateMul(linear, i64(lanes_)), b_.CreateZExt(lane_, b_.getInt64Ty()));
+  return b_.CreateInBoundsGEP(value_type(t), base, at);
+}
+
 static bool signed_index(const ir::Kernel& k, ir::ExprId index) {
   return ir::info(k.expr(index).type).is_signed;
 }
@@ -155,6 +203,16 @@ static bool wide_index(const ir::Kernel& k, ir::ExprId index) {
 }
 
 Val Lowering::load(const ir::Expr& e, ir::ExprId id) {
+  if (by_element(k_, e.space, e.ref)) {
+    std::array<llvm::Value*, 3> idx{};
+    std::array<bool, 3> sign{};
+    for (int i = 0; i < e.nargs; ++i) {
+      idx[i] = index64(e.args[i]);
+      sign[i] = signed_index(k_, e.args[i]);
+    }
+    llvm::Value* ptr = array_element_ptr(e.space, e.ref, idx, sign, id, 0, "load from");
+    return {b_.CreateLoad(value_type(e.type), ptr)};
+  }
   llvm::Value* idx = access_index(e.args[0]);
   llvm::Value* ptr = element_ptr(e.space, e.ref, idx, signed_index(k_, e.args[0]),
                                  wide_index(k_, e.args[0]), id, 0, "load from");
@@ -164,6 +222,20 @@ Val Lowering::load(const ir::Expr& e, ir::ExprId id) {
 // The index is evaluated before the value and checked after it, as the interpreter does.
 void Lowering::store(const ir::Stmt& s) {
   ir::ScalarType t = k_.element_type(s.space, s.mem);
+  if (by_element(k_, s.space, s.mem)) {
+    std::array<llvm::Value*, 3> idx{};
+    std::array<bool, 3> sign{};
+    const std::array<ir::ExprId, 3> ix = ir::store_indices(s);
+    for (int i = 0; i < 3; ++i)
+      if (ix[i] != ir::kNone) {
+        idx[i] = index64(ix[i]);
+        sign[i] = signed_index(k_, ix[i]);
+      }
+    llvm::Value* v = canonical(expr(s.b), t);
+    llvm::Value* ptr = array_element_ptr(s.space, s.mem, idx, sign, ir::kNone, s.line, "store to");
+    b_.CreateStore(v, ptr);
+    return;
+  }
   llvm::Value* idx = access_index(s.a);
   llvm::Value* v = canonical(expr(s.b), t);
   llvm::Value* ptr = element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), wide_index(k_, s.a),

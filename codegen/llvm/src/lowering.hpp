@@ -131,6 +131,13 @@ private:
   // 32-bit value for indices of 32 bits or fewer (sub-32-bit signed ones sign-extended to 32
   // first), so that a negative index lands in the guard too.
   llvm::Value* access_index(ir::ExprId index);
+  // An element of a private array or of a rank-2 or rank-3 shared array: every index is
+  // compared with its dimension (constants) in Explicit and Guarded code.
+  llvm::Value* array_element_ptr(ir::Space space, uint32_t ref,
+                                 const std::array<llvm::Value*, 3>& idx,
+                                 const std::array<bool, 3>& idx_signed, ir::ExprId node,
+                                 uint32_t line, const char* access);
+  static bool by_element(const ir::Kernel& k, ir::Space space, uint32_t ref);
   Val load(const ir::Expr& e, ir::ExprId id);
   void store(const ir::Stmt& s);
   void atomic(const ir::Stmt& s);
@@ -183,6 +190,11 @@ private:
   llvm::Value* shared_base_ = nullptr;
   std::vector<llvm::Value*> buffer_ptr_, buffer_len_, scalar_;
   std::vector<uint64_t> shared_offset_;
+  // Private arrays follow the shared arrays in the scratch, element-major: element i of lane l
+  // is at private_offset_[a] + (i * lanes + l) * bytes, so that a lane loop reading acc[i]
+  // reads consecutive addresses (and vectorises). The scratch is zeroed per workgroup, which
+  // is the start of each of its lanes.
+  std::vector<uint64_t> private_offset_;
   std::array<llvm::Value*, 3> num_groups_{};
   std::vector<llvm::Value*> local_slot_;
   llvm::AllocaInst* escape_slot_ = nullptr;

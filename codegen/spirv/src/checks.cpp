@@ -279,6 +279,73 @@ uint32_t Emitter::guarded(ir::Space space, uint32_t mem, ir::ExprId index, uint3
   return b_.op(O::OpPhi, b_.type_of(value), {value, ok_end, zero, head});
 }
 
+bool Emitter::by_element(ir::Space space, uint32_t mem) const {
+  return space == ir::Space::Private || (space == ir::Space::Shared && k_.shared[mem].rank() > 1);
+}
+
+uint32_t Emitter::array_access(ir::Space space, uint32_t mem,
+                               const std::array<ir::ExprId, 3>& indices,
+                               const std::array<uint32_t, 3>& index_ids, Access access,
+                               ir::ExprId node, uint32_t line, uint32_t zero,
+                               const std::function<uint32_t(uint32_t)>& access_fn) {
+  static constexpr const char* kAccess[] = {"load from", "store to", "atomic on"};
+  const ir::SharedArray& a = k_.array(space, mem);
+  const uint32_t rank = a.rank();
+  uint32_t in_all = 0, linear = 0;
+  for (uint32_t d = 0; d < rank; ++d) {
+    const ScalarType index_type = k_.expr(indices[d]).type;
+    const bool is_signed = ir::info(index_type).is_signed;
+    const uint32_t id = index_ids[d];
+    uint32_t in = 0, low = 0;
+    if (ir::info(index_type).bits == 64) {
+      const uint32_t u = is_signed ? b_.op(O::OpBitcast, t_u64(), {id}) : id;
+      in = b_.op(O::OpULessThan, t_bool(), {u, b_.constant(t_u64(), a.dim(d))});
+      low = b_.op(O::OpUConvert, t_u32(), {u});
+    } else {
+      low = is_signed ? b_.op(O::OpBitcast, t_u32(), {id}) : id;
+      in = b_.op(O::OpULessThan, t_bool(), {low, u32(a.dim(d))});
+      if (is_signed)
+        in = b_.op(O::OpLogicalAnd, t_bool(),
+                   {in, b_.op(O::OpSGreaterThanEqual, t_bool(), {id, i32(0)})});
+    }
+    if (options_.checks) {
+      CheckSite site;
+      site.space = space;
+      site.mem = mem;
+      site.node = node;
+      site.line = line ? line : (node != ir::kNone ? k_.expr(node).line : 0);
+      site.access = kAccess[static_cast<int>(access)];
+      site.index_signed = is_signed;
+      site.dimension = rank > 1 ? static_cast<int>(d) : -1;
+      note_fault(b_.op(O::OpLogicalNot, t_bool(), {in}), add_site(site), id, index_type);
+    }
+    in_all = d == 0 ? in : b_.op(O::OpLogicalAnd, t_bool(), {in_all, in});
+    // Within the dimensions the row-major element is below the size (< 2^32); outside, the
+    // value is replaced by element 0 below and never used.
+    linear = d == 0 ? low
+                    : b_.op(O::OpIAdd, t_u32(),
+                            {b_.op(O::OpIMul, t_u32(), {linear, u32(a.dim(d))}), low});
+  }
+  const ScalarType t = a.type;
+  const bool is_private = space == ir::Space::Private;
+  const uint32_t ptr_type =
+      b_.type_pointer(is_private ? spv::StorageClass::Function : spv::StorageClass::Workgroup,
+                      repr_type(t, canonical(t)));
+  const uint32_t var = is_private ? private_var_[mem] : shared_var_[mem];
+  // Loads need no branch: outside they read element 0 and yield zero.
+  if (access == Access::Load) {
+    const uint32_t safe = b_.op(O::OpSelect, t_u32(), {in_all, linear, u32(0)});
+    const uint32_t loaded = access_fn(b_.op(O::OpAccessChain, ptr_type, {var, safe}));
+    return b_.op(O::OpSelect, b_.type_of(loaded), {in_all, loaded, zero});
+  }
+  const uint32_t ok = b_.fresh_id(), merge = b_.fresh_id();
+  selection(in_all, ok, merge);
+  const uint32_t value = access_fn(b_.op(O::OpAccessChain, ptr_type, {var, linear}));
+  branch(merge);
+  begin_block(merge);
+  return value;
+}
+
 uint32_t Emitter::add_site(const CheckSite& site) {
   const auto site_id = static_cast<uint32_t>(sites_.size());
   if (lane_bits_ < 32 && (uint64_t{site_id} >> (32 - lane_bits_)) != 0)

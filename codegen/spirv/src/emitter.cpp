@@ -156,6 +156,13 @@ void Emitter::declare_shared_and_locals() {
       b_.name(var, s.name);
     shared_var_.push_back(var);
   }
+  for (const ir::PrivateArray& a : k_.privates) {
+    uint32_t array = b_.type_array(repr_type(a.type, canonical(a.type)), a.size);
+    uint32_t var = b_.local_variable(b_.type_pointer(spv::StorageClass::Function, array));
+    if (options_.debug_names)
+      b_.name(var, a.name);
+    private_var_.push_back(var);
+  }
   for (const ir::Local& l : k_.locals) {
     uint32_t type = repr_type(l.type, canonical(l.type));
     uint32_t var = b_.local_variable(b_.type_pointer(spv::StorageClass::Function, type));
@@ -359,10 +366,19 @@ std::vector<bool> Emitter::shared_filled_by_kernel() const {
         if (reads(root, a))
           read_before[a] = true;
     if (s.kind == ir::StmtKind::Store && s.space == ir::Space::Shared && !read_before[s.mem] &&
-        k_.shared[s.mem].size == k_.workgroup[0] && is_lane(s.a))
+        k_.shared[s.mem].rank() == 1 && k_.shared[s.mem].size == k_.workgroup[0] && is_lane(s.a))
       filled[s.mem] = true;
   }
   return filled;
+}
+
+// Private arrays are zero at the start of the lane (specs/ir.md): one store of a null array each.
+void Emitter::zero_private() {
+  for (size_t i = 0; i < k_.privates.size(); ++i) {
+    const ir::PrivateArray& a = k_.privates[i];
+    const uint32_t array = b_.type_array(repr_type(a.type, canonical(a.type)), a.size);
+    b_.op_void(O::OpStore, {private_var_[i], b_.constant_null(array)});
+  }
 }
 
 void Emitter::zero_shared() {
@@ -485,6 +501,19 @@ void Emitter::stmt(const ir::Stmt& s) {
 // The index is evaluated before the value and checked after it, as the interpreter does.
 void Emitter::stmt_store(const ir::Stmt& s) {
   ScalarType t = k_.element_type(s.space, s.mem);
+  if (by_element(s.space, s.mem)) {
+    const std::array<ir::ExprId, 3> ix = ir::store_indices(s);
+    std::array<uint32_t, 3> ids{};
+    for (int i = 0; i < 3; ++i)
+      if (ix[i] != ir::kNone)
+        ids[i] = index(ix[i]);
+    const uint32_t value = as(eval(s.b), t, canonical(t));
+    array_access(s.space, s.mem, ix, ids, Access::Store, ir::kNone, s.line, 0, [&](uint32_t ptr) {
+      b_.op_void(O::OpStore, {ptr, value});
+      return 0u;
+    });
+    return;
+  }
   const uint32_t idx = index(s.a);
   Val v = eval(s.b);
   uint32_t value = s.space == ir::Space::Buffer ? to_storage(v, t) : as(v, t, canonical(t));
@@ -762,6 +791,7 @@ Shader Emitter::run() {
   declare_shared_and_locals();
   emit_entry();
   zero_shared();
+  zero_private();
   block(k_.body);
   if (open_) {
     flush_fault();

@@ -51,6 +51,7 @@ private:
   uint32_t builtin_component(spv::BuiltIn builtin, uint32_t dim);
   void emit_entry();
   void zero_shared();
+  void zero_private();
   std::vector<bool> shared_filled_by_kernel() const;
   void finish_module(Shader& shader);
   [[noreturn]] void refuse(ir::ExprId node, const std::string& what) const;
@@ -99,6 +100,16 @@ private:
                    Access access, ir::ExprId node, uint32_t line, uint32_t zero,
                    const std::function<uint32_t(uint32_t)>& access_fn);
   void note_fault(uint32_t bad, uint32_t site, uint32_t index_id, ir::ScalarType index_type);
+  // Private arrays and rank-2 and rank-3 shared arrays: every index (`index_ids`, the values of
+  // expressions `indices`) is compared with its dimension, with or without checks. With checks
+  // a fault is noted per dimension; without, an access outside does not happen (a load yields
+  // `zero`), so that no index reaches outside the array. Returns what `access_fn` returned for
+  // the element's pointer (a load: merged with `zero`).
+  bool by_element(ir::Space space, uint32_t mem) const;
+  uint32_t array_access(ir::Space space, uint32_t mem, const std::array<ir::ExprId, 3>& indices,
+                        const std::array<uint32_t, 3>& index_ids, Access access, ir::ExprId node,
+                        uint32_t line, uint32_t zero,
+                        const std::function<uint32_t(uint32_t)>& access_fn);
   // Options::check_arith: notes a zero divisor of div/rem `id`, or a shift amount of shl/shr `id`
   // not below the width. `operand` is the divisor or amount as evaluated, of type `t`.
   void check_arith(ir::ExprId id, const ir::Expr& e, ir::ScalarType t, uint32_t operand);
@@ -163,6 +174,7 @@ private:
   // Interface.
   std::vector<uint32_t> buffer_var_; // per parameter (0 for scalars)
   std::vector<BufferBinding> bindings_;
+  std::vector<uint32_t> private_var_; // Function storage, one flat array per private array
   std::vector<uint32_t> shared_var_; // per shared array
   std::vector<uint32_t> local_var_;  // per local
   struct PushMember {

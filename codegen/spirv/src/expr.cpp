@@ -300,6 +300,19 @@ Val Emitter::eval_leaf(ir::ExprId id, const ir::Expr& e) {
     return {push_value(PushSlot::BufferLength, e.ref), Repr::Native};
   case Op::Load: {
     ScalarType t = e.type;
+    if (by_element(e.space, e.ref)) {
+      std::array<ir::ExprId, 3> ix{ir::kNone, ir::kNone, ir::kNone};
+      std::array<uint32_t, 3> ids{};
+      for (int i = 0; i < e.nargs; ++i) {
+        ix[i] = e.args[i];
+        ids[i] = index(e.args[i]);
+      }
+      const uint32_t type = repr_type(t, canonical(t));
+      const uint32_t value =
+          array_access(e.space, e.ref, ix, ids, Access::Load, id, 0, b_.constant_null(type),
+                       [&](uint32_t ptr) { return b_.op(O::OpLoad, type, {ptr}); });
+      return {value, canonical(t)};
+    }
     const uint32_t idx = index(e.args[0]);
     if (!options_.checks) {
       uint32_t ptr = pointer(e.space, e.ref, idx);

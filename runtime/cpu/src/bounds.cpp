@@ -93,14 +93,15 @@ private:
     locals_[local] = join(locals_[local], tracked(k_.locals[local].type) ? r : Range::any());
   }
 
-  uint64_t length(ir::Space space, uint32_t ref) const {
-    return space == ir::Space::Buffer ? args_[ref].buffer->size() : k_.shared[ref].size;
+  // The length of dimension `d` (buffers and rank-1 arrays: their length).
+  uint64_t length(ir::Space space, uint32_t ref, uint32_t d) const {
+    return space == ir::Space::Buffer ? args_[ref].buffer->size() : k_.array(space, ref).dim(d);
   }
 
-  void access(ir::Space space, uint32_t ref, const Range& index) {
+  void access(ir::Space space, uint32_t ref, const Range& index, uint32_t d = 0) {
     if (!checking_ || index.empty)
       return;
-    if (!index.known || index.hi >= length(space, ref))
+    if (!index.known || index.hi >= length(space, ref, d))
       ok_ = false;
   }
 
@@ -173,10 +174,14 @@ private:
     case ir::StmtKind::Assign:
       assign(s.local, eval(s.a));
       break;
-    case ir::StmtKind::Store:
-      access(s.space, s.mem, eval(s.a));
+    case ir::StmtKind::Store: {
+      const std::array<ir::ExprId, 3> ix = ir::store_indices(s);
+      for (uint32_t d = 0; d < 3; ++d)
+        if (ix[d] != ir::kNone)
+          access(s.space, s.mem, eval(ix[d]), d);
       eval(s.b);
       break;
+    }
     case ir::StmtKind::Atomic:
       access(s.space, s.mem, eval(s.a));
       eval(s.b);
@@ -239,7 +244,8 @@ private:
       if (e.args[i] != ir::kNone)
         a[i] = eval(e.args[i]);
     if (e.op == ir::Op::Load)
-      access(e.space, e.ref, a[0]);
+      for (uint32_t d = 0; d < e.nargs && d < 3; ++d)
+        access(e.space, e.ref, a[d], d);
     for (int i = 0; i < e.nargs && i < 4; ++i)
       if (e.args[i] != ir::kNone && a[i].empty)
         return Range::none();

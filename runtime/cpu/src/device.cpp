@@ -225,13 +225,17 @@ Error launch_error(const ir::Kernel& k, const Compiled& c, const codegen::ErrorR
   case ErrorKind::OutOfBounds:
     ctx.buffer = site.buffer;
     ctx.length = r.length;
-    if (negative) {
-      message = site.what + " at negative index -" + std::to_string(0 - r.index) + " (length " +
-                std::to_string(r.length) + ")";
-    } else {
-      ctx.index = r.index;
-      message = site.what + " out of bounds: index " + std::to_string(r.index) + ", length " +
-                std::to_string(r.length);
+    {
+      const std::string dim =
+          site.dimension < 0 ? "" : " in dimension " + std::to_string(site.dimension);
+      if (negative) {
+        message = site.what + " at negative index -" + std::to_string(0 - r.index) + dim +
+                  " (length " + std::to_string(r.length) + ")";
+      } else {
+        ctx.index = r.index;
+        message = site.what + " out of bounds" + dim + ": index " + std::to_string(r.index) +
+                  ", length " + std::to_string(r.length);
+      }
     }
     break;
   case ErrorKind::DivideByZero:

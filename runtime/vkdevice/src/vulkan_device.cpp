@@ -78,9 +78,16 @@ Error fault_error(const ir::Kernel& k, const codegen::spirv::Shader& shader,
   }
   const std::string& name = k.memory_name(site.space, site.mem);
   const uint64_t length =
-      site.space == ir::Space::Buffer ? lengths[site.mem] : k.shared[site.mem].size;
-  const std::string what =
-      std::string(site.access) + (site.space == ir::Space::Buffer ? " buffer " : " shared ") + name;
+      site.space == ir::Space::Buffer
+          ? lengths[site.mem]
+          : k.array(site.space, site.mem).dim(site.dimension < 0 ? 0 : site.dimension);
+  const std::string what = std::string(site.access) +
+                           (site.space == ir::Space::Buffer   ? " buffer "
+                            : site.space == ir::Space::Shared ? " shared "
+                                                              : " private ") +
+                           name;
+  const std::string dim =
+      site.dimension < 0 ? "" : " in dimension " + std::to_string(site.dimension);
   ctx.buffer = name;
   ctx.length = length;
   if (!index)
@@ -91,12 +98,12 @@ Error fault_error(const ir::Kernel& k, const codegen::spirv::Shader& shader,
                  ctx);
   if (site.index_signed && static_cast<int64_t>(*index) < 0)
     return Error(ErrorKind::OutOfBounds,
-                 what + " at negative index -" + std::to_string(0 - *index) + " (length " +
+                 what + " at negative index -" + std::to_string(0 - *index) + dim + " (length " +
                      std::to_string(length) + ")",
                  ctx);
   ctx.index = *index;
   return Error(ErrorKind::OutOfBounds,
-               what + " out of bounds: index " + std::to_string(*index) + ", length " +
+               what + " out of bounds" + dim + ": index " + std::to_string(*index) + ", length " +
                    std::to_string(length),
                ctx);
 }

@@ -35,6 +35,7 @@ public:
   uint32_t new_local(ir::ScalarType type, const std::string& name = "");
   uint32_t add_param(ir::Param p);
   uint32_t add_shared(ir::SharedArray s);
+  uint32_t add_private(ir::PrivateArray a);
 
   // Appends to the innermost open block.
   void emit(ir::Stmt s);

@@ -1,5 +1,5 @@
 #pragma once
-// Buffer parameters, shared arrays, locals and element references.
+// Buffer parameters, shared and private arrays, locals and element references.
 
 #include "halfway/dsl/value.hpp"
 
@@ -30,20 +30,24 @@ template <class T, class X> ir::ExprId stored_value(const X& v) {
 }
 } // namespace detail
 
-// A reference to one element of a buffer or shared array: reads as a Value<T> (a load), assigns
-// as a store.
+// A reference to one element of a buffer, shared or private array: reads as a Value<T> (a
+// load), assigns as a store. An element of a rank-2 or rank-3 array has one index per dimension.
 template <class T> class Ref : public Value<T> {
 public:
   Ref(ir::Space space, uint32_t mem, ir::ExprId index)
-      : Value<T>(detail::Node{make_load(space, mem, index)}), space_(space), mem_(mem),
-        index_(index) {}
+      : Ref(space, mem, {index, ir::kNone, ir::kNone}, 1) {}
+  Ref(ir::Space space, uint32_t mem, std::array<ir::ExprId, 3> indices, uint8_t rank)
+      : Value<T>(detail::Node{make_load(space, mem, indices, rank)}), space_(space), mem_(mem),
+        indices_(indices) {}
 
   template <class X> const Ref& operator=(const X& v) const {
     ir::Stmt s;
     s.kind = ir::StmtKind::Store;
     s.space = space_;
     s.mem = mem_;
-    s.a = index_;
+    s.a = indices_[0];
+    s.c = indices_[1];
+    s.d = indices_[2];
     s.b = detail::stored_value<T>(v);
     detail::b().emit(std::move(s));
     return *this;
@@ -55,23 +59,70 @@ public:
 
   ir::Space space() const { return space_; }
   uint32_t mem() const { return mem_; }
-  ir::ExprId index() const { return index_; }
+  ir::ExprId index() const { return indices_[0]; }
 
 private:
-  static ir::ExprId make_load(ir::Space space, uint32_t mem, ir::ExprId index) {
+  static ir::ExprId make_load(ir::Space space, uint32_t mem, std::array<ir::ExprId, 3> indices,
+                              uint8_t rank) {
     ir::Expr e;
     e.op = ir::Op::Load;
     e.type = scalar_type_v<T>;
     e.space = space;
     e.ref = mem;
-    e.nargs = 1;
-    e.args[0] = index;
+    e.nargs = rank;
+    for (uint8_t i = 0; i < rank; ++i)
+      e.args[i] = indices[i];
     return detail::b().add(e);
   }
   ir::Space space_;
   uint32_t mem_;
-  ir::ExprId index_;
+  std::array<ir::ExprId, 3> indices_;
 };
+
+namespace detail {
+// The first N indices of an element of a rank-R array: `[i]` adds one, and the R-th gives the
+// element's Ref, so that `tile[ty][tx]` reads and assigns like a C array.
+template <class T, size_t R, size_t N> class Partial {
+public:
+  Partial(ir::Space space, uint32_t mem, std::array<ir::ExprId, 3> indices)
+      : space_(space), mem_(mem), indices_(indices) {}
+  template <class I> auto operator[](const I& i) const {
+    std::array<ir::ExprId, 3> next = indices_;
+    next[N] = index_id(i);
+    if constexpr (N + 1 == R)
+      return Ref<T>(space_, mem_, next, static_cast<uint8_t>(R));
+    else
+      return Partial<T, R, N + 1>(space_, mem_, next);
+  }
+
+private:
+  ir::Space space_;
+  uint32_t mem_;
+  std::array<ir::ExprId, 3> indices_;
+};
+
+// The first index of an array of compile-time rank R.
+template <class T, size_t R, class I> auto first_index(ir::Space space, uint32_t mem, const I& i) {
+  if constexpr (R == 1)
+    return Ref<T>(space, mem, index_id(i));
+  else
+    return Partial<T, R, 1>(space, mem, {index_id(i), ir::kNone, ir::kNone});
+}
+
+// The IR's shape of an array with compile-time dimensions (ir::SharedArray: rank 1 keeps dims
+// empty and gives the size).
+template <class T, uint32_t... Dims> ir::SharedArray array_decl(std::string name) {
+  static_assert(sizeof...(Dims) >= 1 && sizeof...(Dims) <= 3,
+                "halfway: arrays have 1 to 3 dimensions");
+  static_assert(((Dims > 0) && ...), "halfway: an array dimension is at least 1");
+  constexpr uint64_t size = (uint64_t{1} * ... * uint64_t{Dims});
+  static_assert(size < (uint64_t{1} << 32), "halfway: an array has fewer than 2^32 elements");
+  ir::SharedArray a{std::move(name), scalar_type_v<T>, static_cast<uint32_t>(size), {0, 0, 0}};
+  if constexpr (sizeof...(Dims) > 1)
+    a.dims = {Dims...};
+  return a;
+}
+} // namespace detail
 
 namespace detail {
 template <class T, ir::Access A> class BufferParam {
@@ -123,14 +174,37 @@ private:
   }
 };
 
-// A workgroup-shared array of `size` elements.
-template <class T> class Shared {
+// A workgroup-shared array: `Shared<float> s("s", 256)` of a size known when the kernel is
+// built, or `Shared<float, 16, 17> tile("tile")` of 1 to 3 dimensions fixed at compile time,
+// indexed `tile[ty][tx]` (row-major; each index is bounds-checked against its dimension).
+template <class T, uint32_t... Dims> class Shared {
 public:
   using element_type = T;
-  Shared(std::string name, uint32_t size)
+  static constexpr size_t rank = sizeof...(Dims) == 0 ? 1 : sizeof...(Dims);
+  Shared(std::string name, uint32_t size) requires(sizeof...(Dims) == 0)
       : id_(detail::b().add_shared({std::move(name), scalar_type_v<T>, size})) {}
-  template <class I> Ref<T> operator[](const I& i) const {
-    return Ref<T>(ir::Space::Shared, id_, detail::index_id(i));
+  explicit Shared(std::string name) requires(sizeof...(Dims) > 0)
+      : id_(detail::b().add_shared(detail::array_decl<T, Dims...>(std::move(name)))) {}
+  template <class I> auto operator[](const I& i) const {
+    return detail::first_index<T, rank>(ir::Space::Shared, id_, i);
+  }
+
+private:
+  uint32_t id_;
+};
+
+// A private (per-lane) array of 1 to 3 dimensions: `Private<float, 64> acc("acc")`,
+// `Private<float, 4, 4> out("out")`, indexed like Shared (`acc[i]`, `out[r][c]`) by constants or
+// values. Each lane has its own copy, zero when the lane starts, wherever in the body it is
+// declared (specs/ir.md). At most ir::kMaxPrivateBytes (16 KiB) of private arrays per lane.
+template <class T, uint32_t... Dims> class Private {
+public:
+  using element_type = T;
+  static constexpr size_t rank = sizeof...(Dims);
+  explicit Private(std::string name)
+      : id_(detail::b().add_private(detail::array_decl<T, Dims...>(std::move(name)))) {}
+  template <class I> auto operator[](const I& i) const {
+    return detail::first_index<T, rank>(ir::Space::Private, id_, i);
   }
 
 private:

@@ -40,8 +40,8 @@ namespace halfway::interp {
 // Where a narrowed value went, when the convert is the stored value of a store statement.
 struct Destination {
   ir::Space space = ir::Space::Buffer;
-  uint32_t memory = 0; // parameter id (Space::Buffer) or shared-array id (Space::Shared)
-  uint64_t index = 0;  // element index
+  uint32_t memory = 0; // parameter id (Buffer), shared-array id (Shared), private-array id
+  uint64_t index = 0;  // element index (row-major on rank-2 and rank-3 arrays)
 };
 
 enum class RoundingModel : uint8_t { TwoStep, FusedF32, Single, FusedMul };

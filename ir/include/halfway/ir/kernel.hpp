@@ -21,8 +21,9 @@ inline constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 enum class Access : uint8_t { Read, Write, ReadWrite };
 std::string_view name(Access a);
 
-// Where a load, store or atomic goes: a buffer parameter or a workgroup-shared array.
-enum class Space : uint8_t { Buffer, Shared };
+// Where a load, store or atomic goes: a buffer parameter, a workgroup-shared array or a private
+// (per-lane) array.
+enum class Space : uint8_t { Buffer, Shared, Private };
 
 struct Param {
   enum class Kind : uint8_t { Buffer, Scalar };
@@ -33,11 +34,23 @@ struct Param {
   bool is_buffer() const { return kind == Kind::Buffer; }
 };
 
+// A shared or private array of rank 1 to 3. `size` is the element count (the product of the
+// dimensions) so that code indifferent to the shape reads one number. A rank-1 array has `dims`
+// all 0 (its one dimension is `size`); a rank-2 or rank-3 array lists its dimensions, outermost
+// first, and 0 past its rank. One spelling per shape keeps the IR canonical: the verifier
+// refuses any other, so that equal text means equal kernels. Elements are stored row-major:
+// a[i][j][k] is element (i * d1 + j) * d2 + k.
 struct SharedArray {
   std::string name;
   ScalarType type = ScalarType::F32;
   uint32_t size = 0;
+  std::array<uint32_t, 3> dims{0, 0, 0};
+
+  uint32_t rank() const { return dims[0] == 0 ? 1 : dims[2] != 0 ? 3 : dims[1] != 0 ? 2 : 1; }
+  uint32_t dim(uint32_t d) const { return dims[0] == 0 ? size : dims[d]; }
 };
+// Private arrays have the same shape description; each lane has its own copy.
+using PrivateArray = SharedArray;
 
 struct Local {
   std::string name;
@@ -52,11 +65,11 @@ struct Expr {
   ScalarType type = ScalarType::F32; // result type
   uint8_t nargs = 0;
   std::array<ExprId, 4> args{kNone, kNone, kNone, kNone};
-  Space space = Space::Buffer;                       // Load, BufferLen (always Buffer)
+  Space space = Space::Buffer;                       // Load (nargs = the array's rank), BufferLen
   RoundingMode rounding = RoundingMode::NearestEven; // Convert
   bool saturate = false;            // Convert to fp8/ints: clamp instead of NaN/wrap
   ScalarType aux = ScalarType::F16; // Pack / Unpack element format
-  // LocalGet: local id. ParamGet: param id. Load / BufferLen: param or shared-array id.
+  // LocalGet: local id. ParamGet: param id. Load / BufferLen: param, shared- or private-array id.
   uint32_t ref = kNone;
   uint32_t line = 0; // source line, for kernels parsed from text
   // Const: the value's bit pattern (bool: 0/1). Builtins: the dimension. Unpack: the lane.
@@ -67,8 +80,9 @@ static_assert(sizeof(Expr) <= 40);
 enum class StmtKind : uint8_t {
   Let,    // local = a (declares the local)
   Assign, // local = a
-  Store,  // mem[a] = b
-  Atomic, // [local =] atomic(mem[a], b [, c]) : c is the comparand of compare-exchange
+  Store,  // mem[a] = b; on a rank-2 or rank-3 array mem[a][c] = b, mem[a][c][d] = b
+  Atomic, // [local =] atomic(mem[a], b [, c]) : c is the comparand of compare-exchange; rank-1
+          // buffers and shared arrays only
   If,     // if a { body } else { else_body }
   For,    // for local = a; local < b; local += c { body } (declares the local)
   While,  // while a { body }
@@ -84,9 +98,10 @@ struct Stmt {
   Space space = Space::Buffer;
   AtomicOp atomic = AtomicOp::Add;
   uint32_t local = kNone; // Let, Assign, For, Atomic (kNone: result unused)
-  uint32_t mem = kNone;   // Store, Atomic: param or shared-array id
+  uint32_t mem = kNone;   // Store, Atomic: param, shared- or private-array id
   ExprId a = kNone, b = kNone, c = kNone;
   uint32_t line = 0;
+  ExprId d = kNone; // Store to a rank-3 array: the third index
   std::vector<Stmt> body, else_body;
 };
 static_assert(sizeof(Stmt) <= 80);
@@ -96,6 +111,8 @@ struct Kernel {
   std::array<uint32_t, 3> workgroup{1, 1, 1};
   std::vector<Param> params;
   std::vector<SharedArray> shared;
+  // Per-lane arrays, zero at the start of every lane (specs/ir.md).
+  std::vector<PrivateArray> privates;
   std::vector<Local> locals;
   std::vector<Expr> exprs;
   std::vector<Stmt> body;
@@ -117,6 +134,10 @@ struct Kernel {
   // The element type and name of a memory reference.
   ScalarType element_type(Space space, uint32_t ref) const;
   const std::string& memory_name(Space space, uint32_t ref) const;
+  // The shared or private array a memory reference names (not for buffers).
+  const SharedArray& array(Space space, uint32_t ref) const {
+    return space == Space::Private ? privates[ref] : shared[ref];
+  }
   // Index of the named parameter, or kNone.
   uint32_t find_param(std::string_view name) const;
 };
@@ -130,7 +151,11 @@ template <class F> void for_each_stmt(const std::vector<Stmt>& block, F&& f) {
   }
 }
 
-// The expression roots of a statement, in evaluation order.
+// The expression roots of a statement, in evaluation order (a store: its indices, then the value).
 std::vector<ExprId> stmt_exprs(const Stmt& s);
+// The index expressions of a store (1 to 3: a, then c and d on rank-2 and rank-3 arrays).
+inline std::array<ExprId, 3> store_indices(const Stmt& s) {
+  return {s.a, s.kind == StmtKind::Store ? s.c : kNone, s.d};
+}
 
 } // namespace halfway::ir

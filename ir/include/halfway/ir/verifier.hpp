@@ -41,6 +41,10 @@ private:
 // have their own, usually lower, limits (rt::check_limits).
 inline constexpr uint32_t kMaxWorkgroupLanes = 1024;
 inline constexpr uint64_t kMaxSharedBytes = uint64_t{1} << 31;
+// Private arrays take at most this many bytes per lane in all (their elements times the element
+// size). Every device keeps them per lane: the CPU device next to shared memory (1024 lanes x
+// 16 KiB = 16 MiB per workgroup), Vulkan in Function storage.
+inline constexpr uint64_t kMaxPrivateBytes = 16384;
 VerifiedKernel verify(Kernel kernel);
 // The same without a copy: the VerifiedKernel shares `kernel`, which must never change again
 // (text::KernelFile verifies the kernels it holds this way).

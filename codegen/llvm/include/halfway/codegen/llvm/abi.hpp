@@ -70,6 +70,9 @@ struct CheckSite {
   // "shl of u32": the start of the message.
   std::string what;
   bool index_signed = false; // the index (or shift amount) is of a signed type
+  // OutOfBounds on a rank-2 or rank-3 array: the dimension whose index is outside (0 is the
+  // outermost), and the recorded length is that dimension's size; -1 otherwise.
+  int dimension = -1;
 };
 
 } // namespace halfway::codegen

@@ -166,6 +166,8 @@ struct CheckSite {
   uint32_t line = 0;
   const char* access = "";   // "load from", "store to", "atomic on"
   bool index_signed = false; // the index is signed: the recorded 64 bits are an int64
+  // A rank-2 or rank-3 array: the dimension this site checks (0 is the outermost); -1 otherwise.
+  int dimension = -1;
 };
 
 // One word of the push-constant block.
