@@ -20,16 +20,22 @@ double median(std::vector<double> v) {
 }
 } // namespace
 
-Pair time_pair(int reps, const std::function<void()>& halfway,
-               const std::function<void()>& baseline) {
+Pair time_pair_measured(int reps, const std::function<double()>& halfway,
+                        const std::function<double()>& baseline) {
   halfway();
   baseline();
   std::vector<double> h, b;
   for (int r = 0; r < reps; ++r) {
-    h.push_back(ms(halfway));
-    b.push_back(ms(baseline));
+    h.push_back(halfway());
+    b.push_back(baseline());
   }
   return {median(h), median(b)};
+}
+
+Pair time_pair(int reps, const std::function<void()>& halfway,
+               const std::function<void()>& baseline) {
+  return time_pair_measured(
+      reps, [&] { return ms(halfway); }, [&] { return ms(baseline); });
 }
 
 double median_ms(int reps, const std::function<void()>& f) {
@@ -39,10 +45,12 @@ double median_ms(int reps, const std::function<void()>& f) {
   return median(t);
 }
 
-void print_line(const std::string& name, const std::string& metric, double value, double baseline) {
-  std::printf("{\"case\": \"%s\", \"device\": \"cpu\", \"metric\": \"%s\", \"value\": %.6g, "
-              "\"baseline\": %.6g, \"ratio\": %.4g}\n",
-              name.c_str(), metric.c_str(), value, baseline, value > 0 ? baseline / value : 0.0);
+void print_line(const std::string& name, const std::string& metric, double value, double baseline,
+                const std::string& device, const std::string& extra) {
+  std::printf("{\"case\": \"%s\", \"device\": \"%s\", \"metric\": \"%s\", \"value\": %.6g, "
+              "\"baseline\": %.6g, \"ratio\": %.4g%s}\n",
+              name.c_str(), device.c_str(), metric.c_str(), value, baseline,
+              value > 0 ? baseline / value : 0.0, extra.c_str());
   std::fflush(stdout);
 }
 
