@@ -71,6 +71,8 @@ enum class Verdict : uint8_t {
                    // equal to a rounding model)
   Unchecked = 2,   // different, and nothing the interpreter records bounds it
   Violation = 3,   // different, outside its bound (or no bound: the element must be exact)
+  WithinInterval = 4, // different, inside the interval its device's math precision propagates to
+  Undecided = 5,      // different, and the intervals could not decide the element
 };
 
 // One output buffer's results in full (Options::results).
@@ -96,6 +98,9 @@ struct Options {
   unsigned reference_threads = 0;
   // Unchecked elements a buffer may have before its comparison is inconclusive.
   uint64_t max_unchecked = 0;
+  // Undecided elements (and lanes, see Report::undecided_lanes) a buffer may have before its
+  // comparison is inconclusive.
+  uint64_t max_undecided = 0;
   // Report inconclusive buffers but let ok() hold when there is no violation.
   bool accept_inconclusive = false;
   // Under single rounding, judge an element an unbarriered site stored by the rounding models

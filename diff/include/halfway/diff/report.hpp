@@ -116,6 +116,13 @@ struct BufferReport {
   // nothing about the device (see Report::inconclusive).
   uint64_t reference_nan = 0;
   uint64_t unchanged = 0;
+  // With intervals (Report::intervals): different, and inside the element's propagated interval;
+  // and the elements whose interval could not be decided (undecided: never passed silently, see
+  // Report::inconclusive). The largest |device - reference| over the distance from the
+  // reference to the interval's end on that side (<= 1 inside), over elements that differ.
+  uint64_t within_interval = 0;
+  uint64_t undecided = 0;
+  std::optional<double> max_interval_ratio;
   UlpHistogram histogram; // distance(reference, device) of every element
   ModelCounts models;     // empty unless single rounding holds
 };
@@ -140,6 +147,13 @@ struct Report {
   bool inconclusive_accepted = false;
   // Options::exact_models: an element no rounding model explains is a violation.
   bool exact_models = false;
+  // The device's math profile ("correctly rounded", "vulkan"), and whether the comparison used
+  // the interval shadow (a non-correctly-rounded profile and a kernel with an op whose device
+  // precision is not exact or correctly rounded: specs/device-precision.md).
+  std::string math_precision = "correctly rounded";
+  bool intervals = false;
+  // Lanes whose branch or loop condition the intervals could not decide (interp::Stats).
+  uint64_t undecided_lanes = 0;
 
   uint64_t violations() const;
   // True when no element is a violation and every comparison proved something (or the caller
