@@ -28,9 +28,8 @@ Iv point(double v) {
   return {v, v, false};
 }
 bool is_point(const Iv& a) {
-  return !a.undecided &&
-         (std::bit_cast<uint64_t>(a.lo) == std::bit_cast<uint64_t>(a.hi) ||
-          (std::isnan(a.lo) && std::isnan(a.hi)));
+  return !a.undecided && (std::bit_cast<uint64_t>(a.lo) == std::bit_cast<uint64_t>(a.hi) ||
+                          (std::isnan(a.lo) && std::isnan(a.hi)));
 }
 
 // Float helpers on values of format f held as doubles.
@@ -52,8 +51,8 @@ double step(num::Format f, double v, int64_t n) {
   const auto mag = static_cast<int64_t>(b & ~fi.sign_mask);
   int64_t ord = (b & fi.sign_mask) ? -mag : mag;
   ord = std::clamp(ord + n, -top, top);
-  const uint64_t out = ord < 0 ? (fi.sign_mask | static_cast<uint64_t>(-ord))
-                               : static_cast<uint64_t>(ord);
+  const uint64_t out =
+      ord < 0 ? (fi.sign_mask | static_cast<uint64_t>(-ord)) : static_cast<uint64_t>(ord);
   return value_of(f, out);
 }
 
@@ -77,8 +76,13 @@ Iv hull(const Iv& a, const Iv& b) {
   return {std::min(a.lo, b.lo), std::max(a.hi, b.hi), false};
 }
 
-// An interval from candidate ends: undecided when some candidate is NaN but not all are (a device
-// could produce a NaN or a number), the NaN point when all are.
+// Whether every operand of the op being evaluated is a point (set per lane by lane_value): only
+// then do candidate ends that are all NaN mean the NaN point. Otherwise a NaN candidate comes from
+// an end (0 times an infinite end, ...) that the values inside need not reach.
+thread_local bool g_point_operands = false;
+
+// An interval from candidate ends: undecided when some candidate is NaN (a device could produce
+// a NaN or a number), except the NaN point when all are NaN and every operand is a point.
 Iv from_candidates(std::initializer_list<double> c) {
   size_t nans = 0;
   double lo = kInf, hi = -kInf;
@@ -93,7 +97,7 @@ Iv from_candidates(std::initializer_list<double> c) {
     if (v > hi || (v == hi && !std::signbit(v)))
       hi = v;
   }
-  if (nans == c.size())
+  if (nans == c.size() && g_point_operands)
     return point(std::numeric_limits<double>::quiet_NaN());
   if (nans)
     return kUndecided;
@@ -156,7 +160,7 @@ Iv div(num::Format f, const Iv& a, const Iv& b, ir::MathProfile profile, bool ra
   const num::FormatInfo& fi = num::info(f);
   if (range_rule) {
     const double lo_mag = b.lo > 0 ? b.lo : -b.hi, hi_mag = b.lo > 0 ? b.hi : -b.lo;
-    const double edge = std::ldexp(1.0, fi.emax);
+    const double edge = std::ldexp(1.0, fi.emax - 1); // 2^126 for f32, 2^14 for f16
     if (std::isnan(lo_mag) || lo_mag < 1 / edge || hi_mag > edge)
       return kUndecided;
   }
@@ -318,14 +322,11 @@ Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile) 
   case Op::Fma: {
     if (a[0].undecided || a[1].undecided || a[2].undecided)
       return kUndecided;
-    Iv fused = from_candidates({cr_fma(f, a[0].lo, a[1].lo, a[2].lo),
-                                cr_fma(f, a[0].lo, a[1].hi, a[2].lo),
-                                cr_fma(f, a[0].hi, a[1].lo, a[2].lo),
-                                cr_fma(f, a[0].hi, a[1].hi, a[2].lo),
-                                cr_fma(f, a[0].lo, a[1].lo, a[2].hi),
-                                cr_fma(f, a[0].lo, a[1].hi, a[2].hi),
-                                cr_fma(f, a[0].hi, a[1].lo, a[2].hi),
-                                cr_fma(f, a[0].hi, a[1].hi, a[2].hi)});
+    Iv fused = from_candidates(
+        {cr_fma(f, a[0].lo, a[1].lo, a[2].lo), cr_fma(f, a[0].lo, a[1].hi, a[2].lo),
+         cr_fma(f, a[0].hi, a[1].lo, a[2].lo), cr_fma(f, a[0].hi, a[1].hi, a[2].lo),
+         cr_fma(f, a[0].lo, a[1].lo, a[2].hi), cr_fma(f, a[0].lo, a[1].hi, a[2].hi),
+         cr_fma(f, a[0].hi, a[1].lo, a[2].hi), cr_fma(f, a[0].hi, a[1].hi, a[2].hi)});
     // Inherited from OpFMul followed by OpFAdd: a device may round once or twice.
     return vk ? hull(fused, add(f, mul(f, a[0], a[1]), a[2])) : fused;
   }
@@ -333,14 +334,16 @@ Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile) 
     if (a[0].undecided)
       return a[0];
     Iv r = from_candidates({value_of(f, num::sqrt(f, bits_of(f, a[0].lo))),
-                         value_of(f, num::sqrt(f, bits_of(f, a[0].hi)))});
+                            value_of(f, num::sqrt(f, bits_of(f, a[0].hi)))});
     if (!vk || r.undecided)
       return r;
     if (a[0].lo == 0 && a[0].hi == 0)
       return r; // sqrt(+-0) = +-0: 1 / inversesqrt(0) = 1 / inf
     if (a[0].lo < 0)
       return kUndecided;
-    // Inherited from 1.0 / inversesqrt(x): the reciprocal of the inversesqrt interval.
+    // Inherited from 1.0 / inversesqrt(x): the reciprocal of the inversesqrt interval (not a
+    // point, so a NaN end decides nothing).
+    g_point_operands = false;
     Iv rs = widen(f, monotone(num::MathFn::Rsqrt, f, a[0], false),
                   steps_for(ir::info(Op::Rsqrt).device.ulp(num::info(f).total_bits)));
     return div(f, point(1.0), rs, profile, false);
@@ -369,6 +372,7 @@ Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile) 
       return point(cr_math(num::MathFn::Tan, f, a[0].lo));
     }
     // Inherited from sin(x) / cos(x).
+    g_point_operands = false;
     return div(f, sin_cos(num::MathFn::Sin, f, a[0], Op::Sin, profile),
                sin_cos(num::MathFn::Cos, f, a[0], Op::Cos, profile), profile);
   }
@@ -378,6 +382,7 @@ Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile) 
     if (is_point(a[0]) && std::isinf(a[0].lo))
       return point(std::copysign(1.0, a[0].lo));
     // Inherited from (exp(x) - exp(-x)) / (exp(x) + exp(-x)), each op at its own precision.
+    g_point_operands = false;
     const Iv e = exp_like(num::MathFn::Exp, f, a[0], Op::Exp, profile);
     const Iv m = exp_like(num::MathFn::Exp, f, neg(a[0]), Op::Exp, profile);
     Iv r = div(f, sub(f, e, m), add(f, e, m), profile);
@@ -394,6 +399,7 @@ Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile) 
     if (a[0].undecided || a[1].undecided || !(a[0].lo > 0))
       return kUndecided; // undefined for x < 0, and for x = 0 with y <= 0
     // Inherited from exp2(y * log2(x)).
+    g_point_operands = false;
     const Iv l = log_like(num::MathFn::Log2, f, a[0], Op::Log2, profile);
     return exp_like(num::MathFn::Exp2, f, mul(f, a[1], l), Op::Exp2, profile);
   }
@@ -542,6 +548,9 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
     any_undecided = any_undecided || a[i].undecided;
   }
   const ir::MathProfile profile = x.options().profile;
+  g_point_operands = true;
+  for (int i = 0; i < n.nargs && i < 3; ++i)
+    g_point_operands = g_point_operands && is_point(a[i]);
   switch (ir::info(op).family) {
   case ir::OpFamily::Leaf:
   case ir::OpFamily::Builtin:
@@ -611,7 +620,19 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
       return any_undecided ? kUndecided : Iv{};
     break;
   }
-  return float_op(n, ir::format_of(n.type), a, profile);
+  const num::Format f = ir::format_of(n.type);
+  Iv r = float_op(n, f, a, profile);
+  // Without the DenormPreserve execution mode a Vulkan device may flush a denormal result to zero
+  // (lavapipe's exp does, below -87.3 for f32): an interval that reaches the denormals also holds
+  // zero. Min and max only pick an operand, so they make no new denormal.
+  const ir::OpFamily family = ir::info(op).family;
+  if (profile == ir::MathProfile::Vulkan && !r.undecided && !std::isnan(r.lo) &&
+      family != ir::OpFamily::MinMax && family != ir::OpFamily::Sign) {
+    const double tiny = num::info(f).min_normal_value;
+    if (r.lo < tiny && r.hi > -tiny && !(r.lo == 0 && r.hi == 0))
+      r = {std::min(r.lo, 0.0), std::max(r.hi, 0.0), false};
+  }
+  return r;
 }
 
 } // namespace
