@@ -20,6 +20,12 @@
 //    record (stored from further arithmetic on the sum, overwritten by another store, a sum
 //    seeded from another accumulation) is counted as unchecked, with a note: nothing the
 //    interpreter records bounds it, and it is neither passed nor failed.
+//  - for a device whose math profile is not correctly rounded (rt::DeviceInfo::math, a Vulkan
+//    device) running a kernel with ops that profile does not round correctly, an element that
+//    differs and that no opt-in bounds is judged by the interval the interpreter's interval shadow
+//    propagated to it from the op table's device precision column (specs/device-precision.md):
+//    within interval, a violation outside it, or undecided (counted; inconclusive beyond
+//    Options::max_undecided) where the interval could not decide a comparison, branch or index.
 //
 // Usage:
 //     diff::Report r = diff::run(kernel, device, grid, args);

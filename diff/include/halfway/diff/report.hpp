@@ -172,7 +172,8 @@ std::string to_text(const Report& report);
 //  "float_controls": {"flush_f16", "flush_f32", "flush_f64", "preserve_signed_zero_inf_nan"},
 //  "inconclusive": [{"buffer", "reason"}], "inconclusive_accepted",
 //  "buffers": [{"name", "param", "type", "size", "exact", "within_bound", "violations",
-//               "unchecked", "max_ulps", "nan_mismatches", "reference_nan", "unchanged",
+//               "unchecked", "within_interval", "undecided", "max_interval_ratio" (null when
+//               nothing differs), "max_ulps", "nan_mismatches", "reference_nan", "unchanged",
 //               "histogram": {"buckets": [{"label", "lo", "hi", "count"}] (buckets 0 to
 //                                          UlpHistogram::used()), "nan_mismatch"},
 //               "first_violations": [{"index", "inputs": [{"name", "type", "scalar", "bits",
@@ -188,7 +189,8 @@ std::string to_text(const Report& report);
 //                                   the string "inf" when the bound admits only the reference),
 //                                   "first_unexplained": [as first_violations]},
 //               "models": rounding_models.equal, or null when no model was counted}],
-//  "exact_models", "notes": [...]}
+//  "exact_models", "math_precision", "intervals", "undecided_lanes", "notes": [...]}
+// (a violation's bound under device precision: {"kind": "device precision", "lo", "hi"}).
 // Bit patterns and values are strings ("0x3c00", "1", "nan", "-inf") so that every value
 // survives a JSON parser; a violation's ulps is null for a NaN against a number; a reason is
 // null when the opt-in does not hold.
