@@ -152,8 +152,7 @@ std::string models_json(const BufferReport& b) {
   for (size_t i = 0; i < fits.size(); ++i)
     out << (i ? ", " : "") << json_quote(interp::name(fits[i]));
   out << "], \"explained\": " << m.explained << ", \"unexplained\": " << m.unexplained
-      << ", \"max_bound_ratio\": " << ratio_json(m.max_bound_ratio)
-      << ", \"first_unexplained\": [";
+      << ", \"max_bound_ratio\": " << ratio_json(m.max_bound_ratio) << ", \"first_unexplained\": [";
   for (size_t j = 0; j < m.first_unexplained.size(); ++j)
     out << (j ? ", " : "") << violation_json(b, m.first_unexplained[j]);
   out << "]}";

@@ -72,11 +72,11 @@ namespace halfway::diff {
 
 // What one element's comparison concluded, as `halfway diff --dump` writes it (one u8 per element).
 enum class Verdict : uint8_t {
-  Exact = 0,       // identical under the comparison rules of compare.hpp
-  WithinBound = 1, // different, inside the element's §4 or §5 bound (or, with exact models,
-                   // equal to a rounding model)
-  Unchecked = 2,   // different, and nothing the interpreter records bounds it
-  Violation = 3,   // different, outside its bound (or no bound: the element must be exact)
+  Exact = 0,          // identical under the comparison rules of compare.hpp
+  WithinBound = 1,    // different, inside the element's §4 or §5 bound (or, with exact models,
+                      // equal to a rounding model)
+  Unchecked = 2,      // different, and nothing the interpreter records bounds it
+  Violation = 3,      // different, outside its bound (or no bound: the element must be exact)
   WithinInterval = 4, // different, inside the interval its device's math precision propagates to
   Undecided = 5,      // different, and the intervals could not decide the element
 };
