@@ -8,10 +8,17 @@
 // time / halfway time: the opt-in diff is within 2x of the strict one when ratio >= 0.5. Each case
 // first checks that its report is OK and counted every element.
 //
+// A third case measures the interval shadow (specs/device-precision.md): the diff of y = exp(x)
+// over the same number of elements against a device that advertises the Vulkan math profile (the
+// CPU device's launches, so the device's time is the same), which makes the reference run keep
+// an interval per value, against the strict diff of the same kernel on the CPU device as it is
+// (correctly rounded: no intervals). The target is ratio >= 1/3 (within 3x).
+//
 // usage: diff_bench [--elements N] [--runs R]
 #include "examples.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/inputs.hpp"
+#include "halfway/dsl.hpp"
 #include "halfway/policy/registry.hpp"
 #include "halfway/runtime/cpu/device.hpp"
 
@@ -45,6 +52,45 @@ double timed_diff(rt::Device& device, const diff::inputs::KernelInputs& in, cons
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const diff::BufferReport& b = r.buffers.at(0);
   if (!r.ok() || (models && b.models.elements != b.size)) {
+    std::fprintf(stderr, "diff_bench: unexpected report\n%s", diff::to_text(r).c_str());
+    std::exit(1);
+  }
+  return s;
+}
+
+Kernel exp_kernel() {
+  return kernel("exp_f32", {64}, {"x", "y"}, [](In<float> x, Out<float> y) {
+    Var i(global_id(0), "i");
+    If(i < y.size(), [&] { y[i] = exp(x[i]); });
+  });
+}
+
+// The CPU device's launches under the Vulkan math profile: the checker then runs the interval
+// shadow, and the device's own work is unchanged.
+class VulkanProfile : public rt::Device {
+public:
+  explicit VulkanProfile(rt::Device& inner) : inner_(inner), info_(inner.info()) {
+    info_.math = ir::MathProfile::Vulkan;
+  }
+  const rt::DeviceInfo& info() const override { return info_; }
+  rt::LaunchResult launch(const ir::VerifiedKernel& kernel, const rt::Grid& grid,
+                          std::span<const rt::Arg> args,
+                          const rt::LaunchOptions& options = {}) override {
+    return inner_.launch(kernel, grid, args, options);
+  }
+
+private:
+  rt::Device& inner_;
+  rt::DeviceInfo info_;
+};
+
+double timed_exp_diff(rt::Device& device, const ir::VerifiedKernel& k,
+                      const diff::inputs::KernelInputs& in, const diff::Options& o,
+                      bool intervals) {
+  const auto t0 = std::chrono::steady_clock::now();
+  diff::Report r = diff::run(k, device, in.grid, in.args, o);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!r.ok() || r.intervals != intervals) {
     std::fprintf(stderr, "diff_bench: unexpected report\n%s", diff::to_text(r).c_str());
     std::exit(1);
   }
@@ -95,5 +141,21 @@ int main(int argc, char** argv) {
                 "\"baseline\":%.4g,\"ratio\":%.4g,\"elements\":%zu,\"runs\":%d}\n",
                 name, h, b, b / h, c.elements, c.runs);
   }
+
+  const ir::VerifiedKernel exp_k = exp_kernel();
+  const auto exp_in =
+      diff::inputs::make_inputs(exp_k.kernel(), c.elements, diff::inputs::Kind::Random, 1);
+  VulkanProfile vulkan_profile(strict);
+  timed_exp_diff(strict, exp_k, exp_in, strict_options, false);
+  timed_exp_diff(vulkan_profile, exp_k, exp_in, strict_options, true);
+  std::vector<double> exp_base, exp_intervals;
+  for (int r = 0; r < c.runs; ++r) {
+    exp_base.push_back(timed_exp_diff(strict, exp_k, exp_in, strict_options, false));
+    exp_intervals.push_back(timed_exp_diff(vulkan_profile, exp_k, exp_in, strict_options, true));
+  }
+  const double eb = median(exp_base), eh = median(exp_intervals);
+  std::printf("{\"case\":\"diff_exp_intervals\",\"device\":\"cpu\",\"metric\":\"seconds\","
+              "\"value\":%.4g,\"baseline\":%.4g,\"ratio\":%.4g,\"elements\":%zu,\"runs\":%d}\n",
+              eh, eb, eb / eh, c.elements, c.runs);
   return 0;
 }

@@ -49,6 +49,8 @@ std::string_view name(Bound::Kind kind) {
     return "unchecked";
   case Bound::Kind::RelaxedAccumulation:
     return "relaxed accumulation";
+  case Bound::Kind::DevicePrecision:
+    return "device precision";
   }
   return "bit-exact";
 }
@@ -68,6 +70,9 @@ std::string describe(const Bound& bound, ir::ScalarType type) {
         bound.abs_sum, bound.error, bound.narrowed ? " + 1 ulp" : "");
     return buf;
   }
+  case Bound::Kind::DevicePrecision:
+    return "device precision: [" + format_value(type, bound.lo) + ", " +
+           format_value(type, bound.hi) + "]";
   case Bound::Kind::SingleRounding:
     break;
   }
@@ -190,6 +195,7 @@ bool accepts(const Bound& bound, ir::ScalarType type, uint64_t reference, uint64
     return std::fabs(d - r) <= allowed;
   }
   case Bound::Kind::SingleRounding:
+  case Bound::Kind::DevicePrecision:
     break;
   }
   auto f = float_format(type);

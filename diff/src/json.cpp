@@ -76,7 +76,9 @@ std::string reason_json(const std::optional<std::string>& reason) {
 std::string bound_json(const Bound& b, ir::ScalarType type) {
   std::ostringstream out;
   out << "{\"kind\": " << json_quote(name(b.kind));
-  if (b.kind == Bound::Kind::SingleRounding) {
+  if (b.kind == Bound::Kind::DevicePrecision) {
+    out << ", \"lo\": " << value_json(type, b.lo) << ", \"hi\": " << value_json(type, b.hi);
+  } else if (b.kind == Bound::Kind::SingleRounding) {
     char e[32], x[32];
     std::snprintf(e, sizeof e, "%.17g", b.error);
     std::snprintf(x, sizeof x, "%.17g", b.exact);
@@ -122,6 +124,17 @@ std::string violation_json(const BufferReport& b, const Violation& v) {
   return out.str();
 }
 
+// A ratio: null when none, the string "inf" (JSON has no infinity: a string, like the values).
+std::string ratio_json(const std::optional<double>& ratio) {
+  if (!ratio)
+    return "null";
+  if (std::isinf(*ratio))
+    return "\"inf\"";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", *ratio);
+  return buf;
+}
+
 std::string counts_json(const std::array<uint64_t, interp::kRoundingModels>& counts) {
   std::string out = "{";
   for (interp::RoundingModel m : interp::kAllRoundingModels)
@@ -139,17 +152,7 @@ std::string models_json(const BufferReport& b) {
   for (size_t i = 0; i < fits.size(); ++i)
     out << (i ? ", " : "") << json_quote(interp::name(fits[i]));
   out << "], \"explained\": " << m.explained << ", \"unexplained\": " << m.unexplained
-      << ", \"max_bound_ratio\": ";
-  if (!m.max_bound_ratio) {
-    out << "null";
-  } else if (std::isinf(*m.max_bound_ratio)) {
-    out << "\"inf\""; // JSON has no infinity: a string, like the values
-  } else {
-    char ratio[32];
-    std::snprintf(ratio, sizeof ratio, "%.17g", *m.max_bound_ratio);
-    out << ratio;
-  }
-  out << ", \"first_unexplained\": [";
+      << ", \"max_bound_ratio\": " << ratio_json(m.max_bound_ratio) << ", \"first_unexplained\": [";
   for (size_t j = 0; j < m.first_unexplained.size(); ++j)
     out << (j ? ", " : "") << violation_json(b, m.first_unexplained[j]);
   out << "]}";
@@ -192,6 +195,8 @@ std::string to_json(const Report& r) {
         << ", \"type\": " << json_quote(ir::name(b.type)) << ", \"size\": " << b.size
         << ", \"exact\": " << b.exact << ", \"within_bound\": " << b.within_bound
         << ", \"violations\": " << b.violations << ", \"unchecked\": " << b.unchecked
+        << ", \"within_interval\": " << b.within_interval << ", \"undecided\": " << b.undecided
+        << ", \"max_interval_ratio\": " << ratio_json(b.max_interval_ratio)
         << ", \"max_ulps\": " << b.max_ulps << ", \"nan_mismatches\": " << b.nan_mismatches
         << ", \"reference_nan\": " << b.reference_nan << ", \"unchanged\": " << b.unchanged
         << ", \"histogram\": " << histogram_json(b.histogram) << ", \"first_violations\": [";
@@ -201,7 +206,10 @@ std::string to_json(const Report& r) {
     out << "], \"rounding_models\": " << models_json(b)
         << ", \"models\": " << (b.models.elements ? counts_json(b.models.equal) : "null") << "}";
   }
-  out << "], \"exact_models\": " << (r.exact_models ? "true" : "false") << ", \"notes\": [";
+  out << "], \"exact_models\": " << (r.exact_models ? "true" : "false")
+      << ", \"math_precision\": " << json_quote(r.math_precision)
+      << ", \"intervals\": " << (r.intervals ? "true" : "false")
+      << ", \"undecided_lanes\": " << r.undecided_lanes << ", \"notes\": [";
   for (size_t i = 0; i < r.notes.size(); ++i)
     out << (i ? ", " : "") << json_quote(r.notes[i]);
   out << "]}";

@@ -172,11 +172,28 @@ void judge_conclusive(const BufferReport& b, const Options& options,
   else if (b.unchanged == b.size)
     add("the reference left every element as it was before the launch, so equal results prove "
         "nothing (was the grid too small, or a guard never true?)");
+  if (b.undecided > options.max_undecided)
+    add(std::to_string(b.undecided) +
+        " elements differ and their intervals could not be decided (undecided), over the limit "
+        "of " +
+        std::to_string(options.max_undecided));
   if (b.unchecked > options.max_unchecked)
     add(std::to_string(b.unchecked) +
         " elements differ and nothing bounds them (unchecked), over "
         "the limit of " +
         std::to_string(options.max_unchecked));
+}
+
+// Whether the kernel computes a float with an op whose device precision is neither exact nor
+// correctly rounded: only then can a device of another math profile differ from the reference.
+bool uses_imprecise_math(const ir::Kernel& k) {
+  for (const ir::Expr& e : k.exprs) {
+    const ir::PrecisionRule rule = ir::info(e.op).device.rule;
+    if (ir::is_float(e.type) && rule != ir::PrecisionRule::Exact &&
+        rule != ir::PrecisionRule::CorrectlyRounded)
+      return true;
+  }
+  return false;
 }
 
 } // namespace
@@ -210,6 +227,9 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   report.device = device.name();
   report.budget = registry.budget(kernel.name());
   report.controls = device.info().controls;
+  report.math_precision = std::string(ir::name(device.info().math));
+  report.intervals =
+      device.info().math != ir::MathProfile::CorrectlyRounded && uses_imprecise_math(k);
   const bool single = report.budget.single_rounding.has_value();
   const bool relaxed = report.budget.relaxed_accumulation.has_value();
 
@@ -221,6 +241,8 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   io.narrowing = interp::NarrowingModel::TwoStep;
   const bool accumulates = relaxed && !ir::accumulations(k).empty();
   io.shadow = single || accumulates;
+  io.intervals = report.intervals;
+  io.profile = device.info().math;
   // The reference run is bounded like the device's launch: the same timeout, the same cancel flag.
   const rt::Cancel cancel = options.launch.make_cancel();
   io.cancel = &cancel;
@@ -256,6 +278,20 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   else if (relaxed)
     report.notes.push_back("relaxed accumulation holds, but the kernel has no loop-carried "
                            "accumulation: it changes nothing here");
+
+  report.undecided_lanes = stats.undecided_lanes;
+  if (report.intervals)
+    report.notes.push_back(
+        "the device's math profile is '" + report.math_precision +
+        "' and the kernel uses ops it does not round correctly: an element that differs is "
+        "checked against the interval its ops' documented precision propagates to "
+        "(specs/device-precision.md)");
+  if (stats.undecided_lanes > options.max_undecided)
+    report.inconclusive.push_back(
+        {"(every output)", std::to_string(stats.undecided_lanes) +
+                               " lanes took a branch or loop whose condition the intervals could "
+                               "not decide, over the limit of " +
+                               std::to_string(options.max_undecided)});
 
   std::map<const rt::HostBuffer*, bool> done;
   for (size_t p = 0; p < args.size(); ++p) {
@@ -326,6 +362,19 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         else
           bound.kind = Bound::Kind::Unchecked;
       }
+      // The interval shadow decides elements nothing else bounds.
+      bool undecided = false;
+      if (bound.kind == Bound::Kind::BitExact && report.intervals && p < stats.intervals.size() &&
+          i < stats.intervals[p].size()) {
+        const interp::ValueInterval& iv = stats.intervals[p][i];
+        if (iv.undecided) {
+          undecided = true;
+        } else if (format) {
+          bound.kind = Bound::Kind::DevicePrecision;
+          bound.lo = num::from_double(*format, iv.lo);
+          bound.hi = num::from_double(*format, iv.hi);
+        }
+      }
       const uint64_t ulps = distance(b.type, r, d, report.controls);
       b.histogram.add(ulps);
       if (ulps == std::numeric_limits<uint64_t>::max())
@@ -340,6 +389,9 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
       };
       const bool inside =
           bound.kind != Bound::Kind::Unchecked && accepts(bound, b.type, r, d, report.controls);
+      if (bound.kind == Bound::Kind::DevicePrecision)
+        if (auto ratio = bound_ratio(bound, *format, r, d, report.controls))
+          b.max_interval_ratio = std::max(b.max_interval_ratio.value_or(0), *ratio);
       if (record) {
         if (auto ratio = bound_ratio(bound, *format, r, d, report.controls))
           b.models.max_bound_ratio = std::max(b.models.max_bound_ratio.value_or(0), *ratio);
@@ -353,9 +405,15 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
       // bound decides.
       const bool accepted = record && options.exact_models ? explained : inside;
       Verdict verdict = Verdict::Violation;
-      if (bound.kind == Bound::Kind::Unchecked) {
+      if (undecided) {
+        ++b.undecided;
+        verdict = Verdict::Undecided;
+      } else if (bound.kind == Bound::Kind::Unchecked) {
         ++b.unchecked;
         verdict = Verdict::Unchecked;
+      } else if (accepted && bound.kind == Bound::Kind::DevicePrecision) {
+        ++b.within_interval;
+        verdict = Verdict::WithinInterval;
       } else if (accepted) {
         ++b.within_bound;
         verdict = Verdict::WithinBound;

@@ -102,6 +102,9 @@ std::string to_text(const Report& r) {
   if (!r.budget.holds_any())
     out << "        (no opt-in: every element must be bit-exact)\n";
   out << "float controls: " << controls_text(r.controls) << "\n";
+  if (r.intervals)
+    out << "math precision: " << r.math_precision
+        << " (each element must lie in the interval its ops' documented errors propagate to)\n";
   if (r.exact_models)
     out << "exact models: an element at an unbarriered site must equal a rounding model\n";
   for (const BufferReport& b : r.buffers) {
@@ -109,10 +112,17 @@ std::string to_text(const Report& r) {
         << b.within_bound << " within bound, " << b.violations << " violations";
     if (b.unchecked)
       out << ", " << b.unchecked << " unchecked";
+    if (r.intervals)
+      out << ", " << b.within_interval << " within interval, " << b.undecided << " undecided";
     out << "; largest difference " << ulps_text(b.max_ulps);
     if (b.nan_mismatches)
       out << " (and " << b.nan_mismatches << " NaN against a number)";
     out << "\n";
+    if (r.intervals && b.max_interval_ratio) {
+      char ratio[32];
+      std::snprintf(ratio, sizeof ratio, "%.3g", *b.max_interval_ratio);
+      out << "  largest |device - reference| / (interval end - reference): " << ratio << "\n";
+    }
     out << "  elements by distance from the reference ("
         << (float_format(b.type) ? "ulps of " + std::string(ir::name(b.type)) : "integer units")
         << "):\n"
@@ -126,6 +136,9 @@ std::string to_text(const Report& r) {
         violation_text(out, b, v);
     }
   }
+  if (r.undecided_lanes)
+    out << "undecided: " << r.undecided_lanes
+        << " lanes took a branch or loop the intervals could not decide\n";
   for (const std::string& n : r.notes)
     out << "note: " << n << "\n";
   for (const Inconclusive& i : r.inconclusive)

@@ -4,6 +4,7 @@
 #include "accum.hpp"
 #include "exact.hpp"
 #include "exec.hpp"
+#include "interval.hpp"
 #include "slots.hpp"
 
 #include <cstring>
@@ -46,6 +47,8 @@ void Exec::eval(const std::vector<uint32_t>& nodes, const LaneMask& m) {
   for (uint32_t id : nodes) {
     const Node& n = p_.nodes[id];
     n.eval(*this, n);
+    if (iv_)
+      interval_node(*this, n);
   }
 }
 
@@ -64,6 +67,8 @@ void Exec::assign(uint32_t local, uint32_t from, const LaneMask& m) {
   const uint32_t to = p_.local_reg(local);
   if (to == from)
     return;
+  if (iv_)
+    interval_assign(*this, local, from, m);
   if (m.all()) {
     std::memcpy(reg<std::byte>(to), reg<std::byte>(from), size_t{n_} * bytes);
     return;
@@ -102,6 +107,8 @@ void Exec::stmt(const CStmt& cs, LaneMask& m) {
     if (shadow_.size() != records)
       attach_destinations(*this, cs, records);
     exec_store(*this, cs, m);
+    if (iv_)
+      interval_store(*this, cs, m);
     if (cs.acc != ir::kNone)
       acc_action(*this, cs, m);
     return;
@@ -110,6 +117,8 @@ void Exec::stmt(const CStmt& cs, LaneMask& m) {
     eval(cs.eval, m);
     drop_stopped(m);
     exec_atomic(*this, cs, m);
+    if (iv_)
+      interval_atomic(*this, cs, m);
     if (cs.acc != ir::kNone)
       acc_action(*this, cs, m);
     return;
@@ -145,6 +154,8 @@ void Exec::if_stmt(const CStmt& cs, LaneMask& m) {
   if (m.none())
     return;
   const uint8_t* cond = reg<uint8_t>(p_.nodes[cs.stmt->a].reg);
+  if (iv_)
+    interval_condition(*this, p_.nodes[cs.stmt->a].reg, m);
   ScopedMask then_lanes(masks_), else_lanes(masks_);
   then_lanes.m.assign(m);
   then_lanes.m.and_with(cond);
@@ -168,6 +179,8 @@ void Exec::while_stmt(const CStmt& cs, LaneMask& m) {
     if (l.none())
       break;
     eval(cs.eval, l);
+    if (iv_)
+      interval_condition(*this, p_.nodes[cs.stmt->a].reg, l);
     l.and_with(cond);
     if (l.none())
       break;
@@ -201,6 +214,8 @@ void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
     if (l.none())
       break;
     eval(cs.bound, l);
+    if (iv_)
+      interval_for_compare(*this, p_.local_reg(s.local), p_.nodes[s.b].reg, l);
     for_active(l, [&](uint32_t i) {
       scratch_[i] = loop_less(t, get_slot(local, bytes, i), get_slot(bound, bytes, i));
     });
@@ -214,6 +229,8 @@ void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
     if (l.none())
       break;
     eval(cs.step, l);
+    if (iv_)
+      interval_for_step(*this, p_.local_reg(s.local), p_.nodes[s.c].reg, l);
     for_active(l, [&](uint32_t i) {
       set_slot(local, bytes, i, get_slot(local, bytes, i) + get_slot(step, bytes, i));
     });

@@ -5,6 +5,7 @@
 #include "accum.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/printer.hpp"
+#include "interval.hpp"
 #include "slots.hpp"
 
 #include <algorithm>
@@ -36,6 +37,8 @@ Exec::Exec(const Launch& launch) : launch_(launch), p_(*launch.program) {
     local_ids_[2][l] = l / (k.workgroup[0] * k.workgroup[1]);
   }
   setup_fixed();
+  if (p_.options.intervals)
+    iv_ = std::make_unique<IntervalState>(p_, capacity_);
 }
 
 Exec::~Exec() = default;
@@ -249,6 +252,17 @@ std::optional<uint64_t> Exec::bytes_needed(const Program& p) {
   for (const ir::PrivateArray& a : p.kernel->privates)
     if (!add(capacity * a.size, ir::bytes(a.type)))
       return std::nullopt;
+  // The interval shadow: an interval per register per lane and per shared element.
+  if (p.options.intervals) {
+    if (!add(p.registers, capacity * sizeof(ValueInterval)))
+      return std::nullopt;
+    for (const ir::SharedArray& s : p.kernel->shared)
+      if (!add(s.size, sizeof(ValueInterval)))
+        return std::nullopt;
+    for (const ir::PrivateArray& a : p.kernel->privates)
+      if (!add(capacity * a.size, sizeof(ValueInterval)))
+        return std::nullopt;
+  }
   return total;
 }
 
@@ -270,10 +284,18 @@ std::optional<BatchError> Exec::run_batch(uint64_t first, uint32_t count) {
   // Private arrays start at zero in every lane (specs/ir.md); a batch starts its lanes.
   for (auto& a : privates_)
     std::memset(a.data(), 0, a.size());
+  if (iv_)
+    iv_->begin_batch(n_);
   ++epoch_;
   ScopedMask all(masks_);
   all.m.reset(n_);
   block(p_.body, all.m);
+  if (iv_) {
+    uint64_t undecided = 0;
+    for (uint32_t i = 0; i < n_; ++i)
+      undecided += iv_->lane_undecided()[i];
+    launch_.undecided_lanes.fetch_add(undecided, std::memory_order_relaxed);
+  }
   return std::move(error_);
 }
 

@@ -32,6 +32,9 @@ struct Launch {
   std::vector<BufferView> buffers; // per parameter; unused for scalars
   std::vector<uint64_t> scalars;   // per parameter; unused for buffers
   rt::Grid grid;
+  // With Options::intervals: per parameter, the element intervals of written buffers (run.cpp).
+  mutable std::vector<std::vector<ValueInterval>> intervals;
+  mutable std::atomic<uint64_t> undecided_lanes{0};
   // Shared by the workers: the steps taken so far (flushed at each poll) and the stop request.
   mutable std::atomic<uint64_t> steps{0};
   mutable std::atomic<StopReason> stop{StopReason::None};
@@ -39,6 +42,8 @@ struct Launch {
   // Sets the stop request (the first reason wins) and returns true when the launch must stop.
   bool should_stop(uint64_t new_steps) const;
 };
+
+class IntervalState;
 
 struct BatchError {
   uint64_t workgroup;
@@ -130,6 +135,8 @@ public:
   AccLane* acc_lanes() { return acc_lanes_.data(); } // lane * tracked locals + slot
   std::vector<double>& acc_scratch() { return acc_scratch_; }
   bool stopped(uint32_t lane) const { return stopped_lanes_ && stopped_[lane]; }
+  // With Options::intervals, the interval shadow (interval.hpp); null otherwise.
+  IntervalState* intervals() { return iv_.get(); }
 
 private:
   struct LoopFrame {
@@ -208,6 +215,7 @@ private:
   std::vector<AccumulationRecord> acc_records_;
   std::vector<double> acc_scratch_;
   uint64_t ticks_ = 0, flushed_ = 0, poll_at_ = kPollSteps;
+  std::unique_ptr<IntervalState> iv_;
 };
 
 // Statement actions that touch memory (memory.cpp).

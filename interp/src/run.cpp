@@ -4,6 +4,8 @@
 #include "backup.hpp"
 #include "exec.hpp"
 #include "halfway/interp/interp.hpp"
+#include "halfway/ir/format.hpp"
+#include "halfway/numerics/convert.hpp"
 #include "halfway/runtime/device.hpp"
 #include "workers.hpp"
 
@@ -78,6 +80,25 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
       launch.buffers[i] = {args[i].buffer->data(), args[i].buffer->size()};
     else
       launch.scalars[i] = args[i].scalar;
+  }
+  // Written buffers start as the points of their contents.
+  if (options.intervals) {
+    launch.intervals.resize(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      const ir::Param& param = k.params[i];
+      if (!param.is_buffer() || param.access == ir::Access::Read)
+        continue;
+      const rt::HostBuffer& b = *args[i].buffer;
+      auto& out = launch.intervals[i];
+      out.resize(b.size());
+      if (ir::is_float(param.type)) {
+        const num::Format f = ir::format_of(param.type);
+        for (uint64_t e = 0; e < b.size(); ++e) {
+          const double v = num::to_double(f, b.get_bits(e));
+          out[e] = {v, v, false};
+        }
+      }
+    }
   }
 
   // Batches are taken in increasing order; once a workgroup failed, batches that start after it
@@ -157,6 +178,8 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
   for (auto& r : accumulations)
     stats.accumulations.insert(stats.accumulations.end(), std::make_move_iterator(r.begin()),
                                std::make_move_iterator(r.end()));
+  stats.intervals = std::move(launch.intervals);
+  stats.undecided_lanes = launch.undecided_lanes.load();
   stats.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return stats;

@@ -48,7 +48,9 @@ std::string op_table_markdown() {
       << "- *Figueroa*: one such op of operands exact in a p-bit format, computed with q >= 2p+2 "
          "bits and rounded to p bits, is correctly rounded.\n"
       << "- *device bound*: what Vulkan allows a device for f32 (ulp), and the precision rule. The "
-         "interpreter is always correctly rounded (0 ulp).\n\n"
+         "interpreter is always correctly rounded (0 ulp). Each row also carries the rule and its "
+         "f32 "
+         "and 16-bit figures that the interval shadow reads (specs/device-precision.md).\n\n"
       << "| op | operands | types | rounds | Figueroa | device bound (f32 ulp) | device precision "
          "|\n"
       << "|---|---|---|---|---|---|---|\n";

@@ -11,8 +11,8 @@ namespace {
 constexpr std::array kOps = {
 #define HALFWAY_X(op, text, arity, rule, family, rounds, figueroa, exact, math, dsl, spelling,     \
                   ulp, precision)                                                                  \
-  OpInfo{text, arity, TypeRule::rule, OpFamily::family, rounds, figueroa, exact,                   \
-         math, ulp,   precision},
+  OpInfo{text,  arity, TypeRule::rule, OpFamily::family, rounds, figueroa,                         \
+         exact, math,  (ulp).ulp32,    precision,        ulp},
     HALFWAY_OPS(HALFWAY_X)
 #undef HALFWAY_X
 };

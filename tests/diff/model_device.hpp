@@ -28,6 +28,9 @@ public:
                std::optional<num::FloatControls> advertised = std::nullopt);
 
   const rt::DeviceInfo& info() const override { return info_; }
+  // Advertise another math profile (the interpreter still computes correctly rounded math; a
+  // `corrupt` step can then move results as a device of that profile may).
+  void set_math(ir::MathProfile profile) { info_.math = profile; }
   rt::LaunchResult launch(const ir::VerifiedKernel& kernel, const rt::Grid& grid,
                           std::span<const rt::Arg> args,
                           const rt::LaunchOptions& options = {}) override;

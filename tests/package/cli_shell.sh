@@ -22,7 +22,7 @@ complete_words() {
 [[ $(complete_words ru) == "run" ]] || fail "'halfway ru' completes to '$(complete_words ru)'"
 [[ $(complete_words d) == "demo devices diff" ]] || fail "'halfway d': '$(complete_words d)'"
 [[ $(complete_words --ver) == "--verbose --version" ]] || fail "'halfway --ver': '$(complete_words --ver)'"
-[[ $(complete_words diff --max) == "--max-unchecked" ]] ||
+[[ $(complete_words diff --max) == "--max-unchecked --max-undecided" ]] ||
   fail "'halfway diff --max': '$(complete_words diff --max)'"
 [[ $(complete_words run --max) == "" ]] || fail "'halfway run --max' offers diff's option"
 [[ $(complete_words -v plot --o) == "--output" ]] || fail "'halfway -v plot --o'"

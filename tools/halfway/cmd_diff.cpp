@@ -26,6 +26,7 @@ struct DiffOptions {
   bool json = false;
   std::string max_shown = "10";
   std::string max_unchecked = "0";
+  std::string max_undecided = "0";
   bool accept_inconclusive = false;
   bool exact_models = false;
   std::string dump; // a folder
@@ -100,9 +101,14 @@ Runner add_diff(CLI::App& app) {
                   "Elements per buffer that may differ with nothing bounding them before the "
                   "comparison is inconclusive")
       ->capture_default_str();
+  sub->add_option("--max-undecided", o->max_undecided,
+                  "Elements per buffer (and lanes in all) that a device's documented math "
+                  "precision leaves undecided before the comparison is inconclusive "
+                  "(specs/device-precision.md)")
+      ->capture_default_str();
   sub->add_flag("--accept-inconclusive", o->accept_inconclusive,
                 "Exit 0 when nothing is violated even if a comparison proves nothing (an output "
-                "all NaN, never written, or unchecked); it is still reported");
+                "all NaN, never written, unchecked or undecided); it is still reported");
   sub->add_flag("--exact-models", o->exact_models,
                 "Under single rounding, an element an unbarriered narrowing site stored must equal "
                 "one of the rounding models (TwoStep, FusedF32, Single, FusedMul) bit for bit, "
@@ -112,13 +118,15 @@ Runner add_diff(CLI::App& app) {
       sub->add_option("--dump", o->dump,
                       "Write, for every output buffer B, DIR/B.reference.npy, DIR/B.device.npy and "
                       "DIR/B.verdict.npy (u8 per element: 0 exact, 1 within bound, 2 unchecked, 3 "
-                      "violation); one device only. DIR is created when missing; the files appear "
+                      "violation, 4 within the device-precision interval, 5 undecided); one "
+                      "device only. DIR is created when missing; the files appear "
                       "together, replaced atomically, or not at all")
           ->type_name("DIR");
   return [o] {
     diff::Options opts;
     opts.max_shown = parse_count(o->max_shown, "--show");
     opts.max_unchecked = parse_count(o->max_unchecked, "--max-unchecked");
+    opts.max_undecided = parse_count(o->max_undecided, "--max-undecided");
     opts.accept_inconclusive = o->accept_inconclusive;
     opts.exact_models = o->exact_models;
     opts.launch = o->setup.launch_options();

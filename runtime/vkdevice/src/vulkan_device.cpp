@@ -135,6 +135,8 @@ VulkanDevice::VulkanDevice(policy::Registry* registry, VulkanDeviceOptions optio
   info_.max_workgroup_invocations = vi.limits.max_compute_work_group_invocations;
   info_.max_buffer_bytes = vi.limits.max_storage_buffer_range;
   info_.may_fuse = target_.uses_opaque_identity();
+  // GLSL.std.450 math is only as precise as Vulkan's precision table requires.
+  info_.math = ir::MathProfile::Vulkan;
 }
 
 VulkanDevice::~VulkanDevice() = default;

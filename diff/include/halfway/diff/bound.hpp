@@ -54,9 +54,12 @@ struct Bound {
     SingleRounding,      // the §4 interval
     Unchecked,           // relaxed accumulation holds and nothing bounds the element (see diff.hpp)
     RelaxedAccumulation, // |device - reference| <= error (+ one ulp when `narrowed`)
+    // The device's documented math precision (specs/device-precision.md): the element's
+    // propagated interval [lo, hi] from the interpreter's interval shadow.
+    DevicePrecision,
   };
   Kind kind = Kind::BitExact;
-  // SingleRounding: the interval's ends, bit patterns of the element type.
+  // SingleRounding, DevicePrecision: the interval's ends, bit patterns of the element type.
   uint64_t lo = 0, hi = 0;
   double error = 0; // E
   double exact = 0; // x, rounded to a double (for reports)

@@ -20,6 +20,12 @@
 //    record (stored from further arithmetic on the sum, overwritten by another store, a sum
 //    seeded from another accumulation) is counted as unchecked, with a note: nothing the
 //    interpreter records bounds it, and it is neither passed nor failed.
+//  - for a device whose math profile is not correctly rounded (rt::DeviceInfo::math, a Vulkan
+//    device) running a kernel with ops that profile does not round correctly, an element that
+//    differs and that no opt-in bounds is judged by the interval the interpreter's interval shadow
+//    propagated to it from the op table's device precision column (specs/device-precision.md):
+//    within interval, a violation outside it, or undecided (counted; inconclusive beyond
+//    Options::max_undecided) where the interval could not decide a comparison, branch or index.
 //
 // Usage:
 //     diff::Report r = diff::run(kernel, device, grid, args);
@@ -66,11 +72,13 @@ namespace halfway::diff {
 
 // What one element's comparison concluded, as `halfway diff --dump` writes it (one u8 per element).
 enum class Verdict : uint8_t {
-  Exact = 0,       // identical under the comparison rules of compare.hpp
-  WithinBound = 1, // different, inside the element's §4 or §5 bound (or, with exact models,
-                   // equal to a rounding model)
-  Unchecked = 2,   // different, and nothing the interpreter records bounds it
-  Violation = 3,   // different, outside its bound (or no bound: the element must be exact)
+  Exact = 0,          // identical under the comparison rules of compare.hpp
+  WithinBound = 1,    // different, inside the element's §4 or §5 bound (or, with exact models,
+                      // equal to a rounding model)
+  Unchecked = 2,      // different, and nothing the interpreter records bounds it
+  Violation = 3,      // different, outside its bound (or no bound: the element must be exact)
+  WithinInterval = 4, // different, inside the interval its device's math precision propagates to
+  Undecided = 5,      // different, and the intervals could not decide the element
 };
 
 // One output buffer's results in full (Options::results).
@@ -96,6 +104,9 @@ struct Options {
   unsigned reference_threads = 0;
   // Unchecked elements a buffer may have before its comparison is inconclusive.
   uint64_t max_unchecked = 0;
+  // Undecided elements (and lanes, see Report::undecided_lanes) a buffer may have before its
+  // comparison is inconclusive.
+  uint64_t max_undecided = 0;
   // Report inconclusive buffers but let ok() hold when there is no violation.
   bool accept_inconclusive = false;
   // Under single rounding, judge an element an unbarriered site stored by the rounding models

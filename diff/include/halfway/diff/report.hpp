@@ -116,6 +116,13 @@ struct BufferReport {
   // nothing about the device (see Report::inconclusive).
   uint64_t reference_nan = 0;
   uint64_t unchanged = 0;
+  // With intervals (Report::intervals): different, and inside the element's propagated interval;
+  // and the elements whose interval could not be decided (undecided: never passed silently, see
+  // Report::inconclusive). The largest |device - reference| over the distance from the
+  // reference to the interval's end on that side (<= 1 inside), over elements that differ.
+  uint64_t within_interval = 0;
+  uint64_t undecided = 0;
+  std::optional<double> max_interval_ratio;
   UlpHistogram histogram; // distance(reference, device) of every element
   ModelCounts models;     // empty unless single rounding holds
 };
@@ -140,6 +147,13 @@ struct Report {
   bool inconclusive_accepted = false;
   // Options::exact_models: an element no rounding model explains is a violation.
   bool exact_models = false;
+  // The device's math profile ("correctly rounded", "vulkan"), and whether the comparison used
+  // the interval shadow (a non-correctly-rounded profile and a kernel with an op whose device
+  // precision is not exact or correctly rounded: specs/device-precision.md).
+  std::string math_precision = "correctly rounded";
+  bool intervals = false;
+  // Lanes whose branch or loop condition the intervals could not decide (interp::Stats).
+  uint64_t undecided_lanes = 0;
 
   uint64_t violations() const;
   // True when no element is a violation and every comparison proved something (or the caller
@@ -158,7 +172,8 @@ std::string to_text(const Report& report);
 //  "float_controls": {"flush_f16", "flush_f32", "flush_f64", "preserve_signed_zero_inf_nan"},
 //  "inconclusive": [{"buffer", "reason"}], "inconclusive_accepted",
 //  "buffers": [{"name", "param", "type", "size", "exact", "within_bound", "violations",
-//               "unchecked", "max_ulps", "nan_mismatches", "reference_nan", "unchanged",
+//               "unchecked", "within_interval", "undecided", "max_interval_ratio" (null when
+//               nothing differs), "max_ulps", "nan_mismatches", "reference_nan", "unchanged",
 //               "histogram": {"buckets": [{"label", "lo", "hi", "count"}] (buckets 0 to
 //                                          UlpHistogram::used()), "nan_mismatch"},
 //               "first_violations": [{"index", "inputs": [{"name", "type", "scalar", "bits",
@@ -174,7 +189,8 @@ std::string to_text(const Report& report);
 //                                   the string "inf" when the bound admits only the reference),
 //                                   "first_unexplained": [as first_violations]},
 //               "models": rounding_models.equal, or null when no model was counted}],
-//  "exact_models", "notes": [...]}
+//  "exact_models", "math_precision", "intervals", "undecided_lanes", "notes": [...]}
+// (a violation's bound under device precision: {"kind": "device precision", "lo", "hi"}).
 // Bit patterns and values are strings ("0x3c00", "1", "nan", "-inf") so that every value
 // survives a JSON parser; a violation's ulps is null for a NaN against a number; a reason is
 // null when the opt-in does not hold.

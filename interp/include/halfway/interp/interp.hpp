@@ -106,6 +106,11 @@ struct Options {
   // Record a ShadowRecord for every evaluation of every narrowing site (96 bytes each), and an
   // AccumulationRecord for every store of an accumulation local (shadow.hpp).
   bool shadow = false;
+  // The interval shadow (shadow.hpp ValueInterval, specs/device-precision.md): for every element
+  // of every written buffer, the interval of the values a device with this math profile could
+  // store there (Stats::intervals). Costs 24 bytes per register per lane and per written element.
+  bool intervals = false;
+  ir::MathProfile profile = ir::MathProfile::Vulkan;
   // Polled during the launch (see "Cancellation" above); null: never cancelled. The Cancel must
   // outlive run().
   const rt::Cancel* cancel = nullptr;
@@ -125,6 +130,12 @@ struct Stats {
   // With Options::shadow: one record per lane per store of an accumulation local (and per store
   // that overwrites an element such stores target), in the same order as `shadow`.
   std::vector<AccumulationRecord> accumulations;
+  // With Options::intervals: per parameter, one interval per element of a written buffer (empty
+  // for the others); an element the launch did not write is the point of its contents.
+  std::vector<std::vector<ValueInterval>> intervals;
+  // With Options::intervals: lanes that took a branch or loop whose condition the intervals could
+  // not decide (a device could have taken the other way, so what they did not store is unknown).
+  uint64_t undecided_lanes = 0;
 };
 
 // Runs `kernel` over `grid` with one Arg per parameter. Throws halfway::Error (see above); on a

@@ -137,4 +137,15 @@ struct AccumulationRecord {
   }
 };
 
+// The interval shadow (Options::intervals, specs/device-precision.md): the values a device that
+// follows Options::profile could produce for one value. Floats: every such value lies in
+// [lo, hi] (values of the value's format, as doubles; a NaN point when the reference is NaN).
+// Integers and bools carry no ends: decided means the device computes exactly the reference's
+// value. Undecided: the interval could not decide a comparison, branch, index or reinterpretation
+// on the way, or the precision table leaves the result undefined there.
+struct ValueInterval {
+  double lo = 0, hi = 0;
+  bool undecided = false;
+};
+
 } // namespace halfway::interp

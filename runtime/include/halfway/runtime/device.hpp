@@ -64,6 +64,10 @@ struct DeviceInfo {
   // Whether this device may fuse an unbarriered multiply(-add) into a narrowing (so single
   // rounding is observable on it). Lavapipe never fuses; the CPU JIT does under `contract`.
   bool may_fuse = false;
+  // How precisely the device computes math (ir::MathProfile): the checker holds a Vulkan device
+  // to the op table's device precision column through the interpreter's interval shadow
+  // (specs/device-precision.md), a correctly rounded one to the reference bit for bit.
+  ir::MathProfile math = ir::MathProfile::CorrectlyRounded;
 };
 
 // Throws ErrorKind::Limit, naming the kernel, the limit and the device, when the kernel's shared

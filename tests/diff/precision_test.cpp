@@ -1,0 +1,186 @@
+// Device precision (specs/device-precision.md): a device with the Vulkan math profile is judged by
+// the interval its ops' documented precision propagates to. Fake devices built on the interpreter
+// move exp's correctly rounded results by exactly the documented bound (passes) and by one step
+// more (fails); undecided comparisons and branches are counted and never OK.
+#include "halfway/diff/compare.hpp"
+#include "halfway/diff/diff.hpp"
+#include "halfway/dsl.hpp"
+#include "halfway/numerics/convert.hpp"
+#include "model_device.hpp"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace halfway;
+using namespace halfway::diff;
+using ir::ScalarType;
+
+namespace {
+
+template <class T> Kernel exp_kernel() {
+  return kernel("exp_" + type_name<T>(), {64}, {"x", "y"}, [](In<T> x, Out<T> y) {
+    Var i(global_id(0), "i");
+    If(i < y.size(), [&] { y[i] = exp(x[i]); });
+  });
+}
+
+// The documented bound for exp at x, in representable steps of the result (the op table's
+// figure: 3 + 2|x| ulps for f32, 1 + 2|x| for 16-bit floats; n ulps of the exact value allow
+// floor(n + 1/2) steps from the correctly rounded one).
+int64_t exp_steps(ScalarType t, double x) {
+  const ir::DevicePrecision& d = ir::info(ir::Op::Exp).device;
+  return static_cast<int64_t>(std::floor(d.ulp(ir::info(t).bits) + 2 * std::fabs(x) + 0.5));
+}
+
+// Moves every element of the written buffers by `extra` + the documented bound of its exp, up on
+// even indices and down on odd ones (the results are positive normal numbers, so a step is +-1 on
+// the bit pattern).
+test::InterpDevice::Corrupt move_exp(int64_t extra) {
+  return [extra](const ir::Kernel& k, std::span<const rt::Arg> args) {
+    const rt::HostBuffer& x = *args[0].buffer;
+    rt::HostBuffer& y = *args[1].buffer;
+    const num::Format f = *float_format(k.params[1].type);
+    for (size_t i = 0; i < y.size(); ++i) {
+      const int64_t n = exp_steps(k.params[1].type, num::to_double(f, x.get_bits(i))) + extra;
+      const uint64_t b = y.get_bits(i);
+      y.set_bits(i, i % 2 ? b - static_cast<uint64_t>(n) : b + static_cast<uint64_t>(n));
+    }
+  };
+}
+
+// x in [-4, 4): exp(x) is a positive normal number in f32 and f16.
+template <class T> Report run_exp(int64_t extra, bool corrupt = true) {
+  policy::Registry registry;
+  test::InterpDevice device("vulkan-like", interp::NarrowingModel::TwoStep, registry, {},
+                            corrupt ? move_exp(extra) : nullptr);
+  device.set_math(ir::MathProfile::Vulkan);
+  const ir::VerifiedKernel k = exp_kernel<T>();
+  const ScalarType t = k.kernel().params[0].type;
+  rt::HostBuffer x(t, 1024), y(t, 1024);
+  const num::Format f = *float_format(t);
+  for (size_t i = 0; i < x.size(); ++i)
+    x.set_bits(i, num::from_double(f, -4.0 + 8.0 * static_cast<double>(i) / 1024));
+  std::vector<rt::Arg> args{rt::Arg::of(x), rt::Arg::of(y)};
+  Options o;
+  o.registry = &registry;
+  return run(k, device, rt::Grid::for_lanes(k.kernel(), 1024), args, o);
+}
+
+} // namespace
+
+TEST(DevicePrecision, ExpMovedByExactlyItsBoundPasses) {
+  Report r = run_exp<float>(0);
+  EXPECT_TRUE(r.ok()) << to_text(r);
+  EXPECT_TRUE(r.intervals);
+  EXPECT_EQ(r.math_precision, "vulkan");
+  const BufferReport& b = r.buffers.at(0);
+  EXPECT_EQ(b.violations, 0u);
+  EXPECT_EQ(b.undecided, 0u);
+  EXPECT_EQ(b.within_interval, 1024u); // every element moved by at least 3 steps
+  ASSERT_TRUE(b.max_interval_ratio.has_value());
+  EXPECT_DOUBLE_EQ(*b.max_interval_ratio, 1.0); // each element sits on its interval's end
+  EXPECT_NE(to_text(r).find("1024 within interval, 0 undecided"), std::string::npos);
+  const std::string json = to_json(r);
+  EXPECT_NE(json.find("\"within_interval\": 1024"), std::string::npos);
+  EXPECT_NE(json.find("\"math_precision\": \"vulkan\""), std::string::npos);
+}
+
+TEST(DevicePrecision, ExpOneStepBeyondItsBoundFails) {
+  Report r = run_exp<float>(1);
+  EXPECT_FALSE(r.ok());
+  const BufferReport& b = r.buffers.at(0);
+  EXPECT_EQ(b.violations, 1024u);
+  EXPECT_EQ(b.within_interval, 0u);
+  ASSERT_FALSE(b.first_violations.empty());
+  EXPECT_EQ(b.first_violations[0].bound.kind, Bound::Kind::DevicePrecision);
+  EXPECT_NE(to_text(r).find("allowed: device precision: ["), std::string::npos);
+}
+
+TEST(DevicePrecision, F16ExpUsesTheSixteenBitRow) {
+  // 1 + 2|x| ulps: moved by exactly that, OK; one more, every element fails.
+  Report ok = run_exp<f16>(0);
+  EXPECT_TRUE(ok.ok()) << to_text(ok);
+  EXPECT_EQ(ok.buffers.at(0).within_interval, 1024u);
+  Report bad = run_exp<f16>(1);
+  EXPECT_EQ(bad.buffers.at(0).violations, 1024u);
+}
+
+TEST(DevicePrecision, ACorrectlyRoundedDeviceStaysBitExact) {
+  policy::Registry registry;
+  test::InterpDevice device = test::strict_device(registry);
+  const ir::VerifiedKernel k = exp_kernel<float>();
+  rt::HostBuffer x(ScalarType::F32, 256), y(ScalarType::F32, 256);
+  for (size_t i = 0; i < x.size(); ++i)
+    x.set_bits(i, num::f32_bits(static_cast<float>(i) / 64.0f));
+  std::vector<rt::Arg> args{rt::Arg::of(x), rt::Arg::of(y)};
+  Options o;
+  o.registry = &registry;
+  Report r = run(k, device, rt::Grid::for_lanes(k.kernel(), 256), args, o);
+  EXPECT_TRUE(r.ok()) << to_text(r);
+  EXPECT_FALSE(r.intervals);
+  EXPECT_EQ(r.buffers.at(0).exact, 256u);
+}
+
+TEST(DevicePrecision, ABranchOnAnUndecidedComparisonIsInconclusive) {
+  // exp(x) > 1 for x just above 0: exp(x) is within a few ulps of 1, so a conforming device may
+  // take either branch. The lanes are undecided, the report says so and is not OK.
+  const ir::VerifiedKernel k =
+      kernel("exp_branch", {64}, {"x", "y"}, [](In<float> x, Out<float> y) {
+        Var i(global_id(0), "i");
+        If(i < y.size(), [&] {
+          y[i] = x[i];
+          If(exp(x[i]) > 1.0f, [&] { y[i] = 2.0f; });
+        });
+      });
+  policy::Registry registry;
+  test::InterpDevice device = test::strict_device(registry);
+  device.set_math(ir::MathProfile::Vulkan);
+  rt::HostBuffer x(ScalarType::F32, 128), y(ScalarType::F32, 128);
+  for (size_t i = 0; i < x.size(); ++i) // x = 2^-30 on the first 64 lanes, 1 on the others
+    x.set_bits(i, num::f32_bits(i < 64 ? 0x1p-30f : 1.0f));
+  std::vector<rt::Arg> args{rt::Arg::of(x), rt::Arg::of(y)};
+  Options o;
+  o.registry = &registry;
+  Report r = run(k, device, rt::Grid::for_lanes(k.kernel(), 128), args, o);
+  EXPECT_EQ(r.violations(), 0u);
+  EXPECT_EQ(r.undecided_lanes, 64u);
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(r.inconclusive.size(), 1u);
+  EXPECT_NE(r.inconclusive[0].reason.find("64 lanes took a branch"), std::string::npos);
+  EXPECT_NE(to_text(r).find("undecided: 64 lanes"), std::string::npos);
+  o.accept_inconclusive = true;
+  EXPECT_TRUE(run(k, device, rt::Grid::for_lanes(k.kernel(), 128), args, o).ok());
+}
+
+TEST(DevicePrecision, SinOutsideMinusPiPiIsUndecided) {
+  // The table gives sin a precision only inside [-pi, pi]: a device result outside the reference
+  // there is undecided, never within an interval.
+  const ir::VerifiedKernel k = kernel("sin_f32", {64}, {"x", "y"}, [](In<float> x, Out<float> y) {
+    Var i(global_id(0), "i");
+    If(i < y.size(), [&] { y[i] = sin(x[i]); });
+  });
+  policy::Registry registry;
+  auto nudge = [](const ir::Kernel&, std::span<const rt::Arg> args) {
+    rt::HostBuffer& y = *args[1].buffer;
+    for (size_t i = 0; i < y.size(); ++i)
+      y.set_bits(i, y.get_bits(i) + 1);
+  };
+  test::InterpDevice device("vulkan-like", interp::NarrowingModel::TwoStep, registry, {}, nudge);
+  device.set_math(ir::MathProfile::Vulkan);
+  rt::HostBuffer x(ScalarType::F32, 64), y(ScalarType::F32, 64);
+  for (size_t i = 0; i < x.size(); ++i) // 0.25 .. 8: the first 12 inside [-pi, pi]
+    x.set_bits(i, num::f32_bits(0.25f + 0.125f * static_cast<float>(i)));
+  std::vector<rt::Arg> args{rt::Arg::of(x), rt::Arg::of(y)};
+  Options o;
+  o.registry = &registry;
+  Report r = run(k, device, rt::Grid::for_lanes(k.kernel(), 64), args, o);
+  const BufferReport& b = r.buffers.at(0);
+  EXPECT_EQ(b.within_interval, 24u); // 0.25 + 0.125*i <= pi for i <= 23
+  EXPECT_EQ(b.undecided, 40u);
+  EXPECT_EQ(b.violations, 0u);
+  EXPECT_FALSE(r.ok());
+  ASSERT_EQ(r.inconclusive.size(), 1u);
+  EXPECT_NE(r.inconclusive[0].reason.find("40 elements differ and their intervals could not be "
+                                          "decided"),
+            std::string::npos);
+}
