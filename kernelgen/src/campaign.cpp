@@ -206,6 +206,8 @@ CampaignResult run_campaign(const CampaignOptions& o) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (o.progress)
       o.progress(done, result);
+    if (o.stop_after_unexplained && result.unexplained >= o.stop_after_unexplained)
+      break;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

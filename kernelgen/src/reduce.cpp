@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 namespace halfway::kernelgen {
 
@@ -70,23 +71,36 @@ std::vector<ir::ExprId> reachable(const ir::Kernel& k) {
   return order;
 }
 
-uint64_t one_bits(ir::ScalarType t) {
-  switch (t) {
-  case ir::ScalarType::F16:
-    return 0x3c00;
-  case ir::ScalarType::BF16:
-    return 0x3f80;
-  case ir::ScalarType::F32:
-    return 0x3f800000;
-  case ir::ScalarType::F64:
-    return 0x3ff0000000000000ull;
-  case ir::ScalarType::E4M3:
-    return 0x38;
-  case ir::ScalarType::E5M2:
-    return 0x3c;
-  default:
-    return 1; // integers and bool
+// Locals a node reads.
+void read_locals(const ir::Kernel& k, ir::ExprId id, std::set<uint32_t>& out) {
+  const ir::Expr& e = k.expr(id);
+  if (e.op == ir::Op::LocalGet)
+    out.insert(e.ref);
+  for (int i = 0; i < e.nargs; ++i)
+    read_locals(k, e.args[i], out);
+}
+
+// False when some while loop's body no longer assigns any local its condition reads: the
+// condition is then invariant and the loop either never runs or never ends. Deleting a loop's
+// counter increment is the usual way a candidate would hang; the launch timeout bounds the rest.
+bool loops_can_end(const ir::Kernel& k, const std::vector<Stmt>& block) {
+  for (const Stmt& s : block) {
+    if (s.kind == ir::StmtKind::While) {
+      std::set<uint32_t> cond;
+      read_locals(k, s.a, cond);
+      bool assigned = false;
+      ir::for_each_stmt(s.body, [&](const Stmt& b) {
+        assigned =
+            assigned || ((b.kind == ir::StmtKind::Assign || b.kind == ir::StmtKind::Atomic) &&
+                         cond.count(b.local));
+      });
+      if (!assigned)
+        return false;
+    }
+    if (!loops_can_end(k, s.body) || !loops_can_end(k, s.else_body))
+      return false;
   }
+  return true;
 }
 
 class Reducer {
@@ -104,7 +118,8 @@ public:
       progress |= statements();
       progress |= ifs();
       progress |= grid();
-      progress |= expressions();
+      if (o_.expressions)
+        progress |= expressions();
     }
     r.kernel = k_;
     r.lanes = lanes_;
@@ -124,6 +139,8 @@ private:
     } catch (const Error&) {
       return false;
     }
+    if (!loops_can_end(candidate, candidate.body))
+      return false;
     ++attempts_;
     if (!still_fails_(*v, lanes))
       return false;
@@ -197,23 +214,17 @@ private:
         if (id < done.size())
           done[id] = true;
         const ir::Expr e = k_.expr(id);
+        if (e.nargs == 0)
+          continue; // a leaf is as small as it gets
         std::vector<ir::Expr> replacements;
-        for (uint64_t bits : {uint64_t{0}, one_bits(e.type)})
-          if (e.op != ir::Op::Const || e.imm != bits) {
-            ir::Expr c;
-            c.op = ir::Op::Const;
-            c.type = e.type;
-            c.imm = bits;
-            replacements.push_back(c);
-          }
+        // Operands first: they keep more of the computation that fails.
         for (int i = 0; i < e.nargs; ++i)
           if (k_.expr(e.args[i]).type == e.type)
             replacements.push_back(k_.expr(e.args[i]));
-        // Operands first: they keep more of the computation that fails.
-        std::rotate(replacements.begin(),
-                    replacements.begin() + std::min<std::ptrdiff_t>(
-                                               2, static_cast<std::ptrdiff_t>(replacements.size())),
-                    replacements.end());
+        ir::Expr zero;
+        zero.op = ir::Op::Const;
+        zero.type = e.type;
+        replacements.push_back(zero);
         for (const ir::Expr& r : replacements) {
           ir::Kernel c = k_;
           c.exprs[id] = r;

@@ -49,7 +49,8 @@ Runner add_reduce(CLI::App& app) {
   sub->add_flag("--exact-models", o->exact_models,
                 "Under single rounding, compare by the rounding models (as halfway diff)");
   o->timeout_option =
-      sub->add_option("--timeout", o->timeout, "Seconds each launch may take (default: none)");
+      sub->add_option("--timeout", o->timeout,
+                      "Seconds each launch may take (default: 10; candidates may loop for ever)");
   sub->add_option("--max-attempts", o->max_attempts, "Candidates to run at most")
       ->capture_default_str();
   return [o] {
@@ -75,6 +76,8 @@ Runner add_reduce(CLI::App& app) {
     setup.input_seed = parse_count(o->seed, "--seed");
     setup.exact_models = o->exact_models;
     setup.single_rounding = policy::budget(kernel.name()).holds(policy::OptIn::SingleRounding);
+    // Candidates may loop for ever (a loop whose exit was deleted): they need a deadline.
+    setup.timeout = std::chrono::seconds(10);
     if (o->timeout_option->count())
       setup.timeout = parse_seconds(o->timeout, "--timeout");
     kernelgen::ReduceOptions ro;

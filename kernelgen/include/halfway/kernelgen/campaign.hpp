@@ -98,6 +98,8 @@ struct CampaignOptions {
   uint64_t shard = 0, shards = 1;
   GenOptions gen;
   std::chrono::milliseconds timeout{0};
+  // Stop after the kernel that brought this many unexplained mismatches (0: never stop).
+  uint64_t stop_after_unexplained = 0;
   // Called after each kernel with the kernels done so far and the running result.
   std::function<void(uint64_t, const CampaignResult&)> progress;
   // Called for each mismatch as it is found.

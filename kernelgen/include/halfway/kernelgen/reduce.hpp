@@ -4,8 +4,9 @@
 //  - delete statements: top-level runs of halves, quarters, ... first, then single statements at
 //    any depth, last first (so that a local's uses go before its declaration);
 //  - replace an if by its then or else block;
-//  - replace an expression by one of its operands of the same type, or by the constant 0 or 1
-//    of its type (loop bounds included, which shrinks trip counts);
+//  - replace an expression that is not a leaf by one of its operands of the same type, or by the
+//    constant 0 of its type (loop bounds included, which shrinks trip counts), parents first so
+//    that one success drops a whole subtree;
 //  - shrink the grid: one workgroup, then halve the workgroup size.
 // The candidate is kept when `still_fails` says so; the result fails by construction.
 
@@ -29,6 +30,8 @@ struct Reduced {
 
 struct ReduceOptions {
   uint64_t max_attempts = 20000;
+  // The expression pass: the slowest (a candidate per node), and not needed to count statements.
+  bool expressions = true;
 };
 
 // `lanes` must be a multiple of the kernel's workgroup size along x. The kernel is returned as
