@@ -50,6 +50,9 @@ TEST(Campaign, ExplainsOnlyDocumentedCausesOnVulkan) {
   k.exprs[1].nargs = 2;
   k.exprs[1].args[1] = c;
   EXPECT_EQ(explain(k, "vulkan"), std::nullopt);
+  k.exprs[1].op = ir::Op::Copysign;
+  EXPECT_EQ(explain(k, "vulkan"), "known device issue: NaN sign or payload observed (copysign)");
+  EXPECT_EQ(explain(k, "cpu"), std::nullopt);
 }
 
 TEST(Campaign, DiffCommandCarriesTheSetup) {
