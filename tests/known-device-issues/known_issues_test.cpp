@@ -47,8 +47,9 @@ TEST_P(KnownDeviceIssue, InterpreterAndCpuAgree) {
   const Issue& i = GetParam();
   EXPECT_EQ(run_one(i.file, "interp", i.x_type, i.x_bits), i.reference);
   const auto names = rt::device_names();
-  if (std::find(names.begin(), names.end(), "cpu") != names.end())
+  if (std::find(names.begin(), names.end(), "cpu") != names.end()) {
     EXPECT_EQ(run_one(i.file, "cpu", i.x_type, i.x_bits), i.reference);
+  }
 }
 
 TEST_P(KnownDeviceIssue, LavapipeStillDiffers) {
@@ -64,8 +65,8 @@ TEST_P(KnownDeviceIssue, LavapipeStillDiffers) {
 
 TEST_P(KnownDeviceIssue, TheCampaignExplainsIt) {
   const Issue& i = GetParam();
-  auto f = text::parse_file(std::string(HALFWAY_SOURCE_DIR) + "/tests/known-device-issues/" +
-                            i.file);
+  auto f =
+      text::parse_file(std::string(HALFWAY_SOURCE_DIR) + "/tests/known-device-issues/" + i.file);
   const auto why = kernelgen::explain(f.kernels()[0], "vulkan");
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("known device issue"), std::string::npos) << *why;

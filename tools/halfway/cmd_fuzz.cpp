@@ -136,12 +136,14 @@ Runner add_fuzz(CLI::App& app) {
       Output::get().text(line + "\n");
     };
     const bool progress = progress_enabled();
+    // On a terminal a line redrawn every 10 kernels; in a log, a line every 500.
     c.progress = [&](uint64_t done, const kernelgen::CampaignResult& r) {
       throw_if_interrupted("fuzz campaign");
-      if (progress && (done % 10 == 0))
-        std::cerr << "fuzz: " << done << " kernels, " << r.mismatches << " mismatches, "
-                  << r.unexplained << " unexplained (" << static_cast<uint64_t>(r.seconds)
-                  << " s)\r" << std::flush;
+      if (done % (progress ? 10 : 500) != 0)
+        return;
+      std::cerr << "fuzz: " << done << " kernels, " << r.mismatches << " mismatches, "
+                << r.unexplained << " unexplained (" << static_cast<uint64_t>(r.seconds) << " s)"
+                << (progress ? "\r" : "\n") << std::flush;
     };
     install_interrupt_handler();
     kernelgen::CampaignResult r = kernelgen::run_campaign(c);
