@@ -1,7 +1,8 @@
-// `halfway reduce FILE.hk --device D [--out MIN.hk] --grid N --inputs K --seed S [opt-ins]
-// [--exact-models]`: shrinks a kernel that mismatches on D (the options `halfway fuzz` printed
-// for `halfway diff`) while the mismatch persists, and prints the smallest kernel found with the
-// command that shows its mismatch (specs/kernelgen.md).
+// `halfway reduce FILE.hk --device D [--out MIN.hk] [--grid N --inputs K --seed S opt-ins
+// --exact-models]`: shrinks a kernel that mismatches on D while the mismatch persists, and prints
+// the smallest kernel found with the command that shows its mismatch (specs/kernelgen.md). The
+// launch options not given are read from the `// halfway diff ...` comment that `halfway fuzz
+// --out` and `halfway reduce` write at the top of a kernel file.
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "halfway/ir/error.hpp"
@@ -12,6 +13,8 @@
 #include "launch_setup.hpp"
 
 #include <iostream>
+#include <iterator>
+#include <sstream>
 
 namespace halfway::cli {
 
@@ -27,7 +30,31 @@ struct ReduceCliOptions {
   std::string timeout;
   const CLI::Option* timeout_option = nullptr;
   std::string max_attempts = "20000";
+  const CLI::Option *grid_option = nullptr, *inputs_option = nullptr, *seed_option = nullptr;
 };
+
+// The options of the first `// halfway diff FILE ...` comment line of `text`, as (name, value)
+// pairs: "--grid" "64", "--exact-models" "", "--accept-single-rounding" "=K:R".
+std::vector<std::pair<std::string, std::string>> header_options(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("// halfway diff ", 0) != 0)
+      continue;
+    std::istringstream words(line.substr(16));
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    for (size_t i = 1; i < w.size(); ++i) {
+      if (w[i].rfind("--accept-single-rounding", 0) == 0)
+        out.emplace_back("--accept-single-rounding", w[i].substr(24));
+      else if (w[i] == "--exact-models")
+        out.emplace_back(w[i], "");
+      else if (w[i].rfind("--", 0) == 0 && i + 1 < w.size())
+        out.emplace_back(w[i], w[i + 1]), ++i;
+    }
+    break;
+  }
+  return out;
+}
 } // namespace
 
 Runner add_reduce(CLI::App& app) {
@@ -41,11 +68,15 @@ Runner add_reduce(CLI::App& app) {
   sub->add_option("--out,-o", o->out,
                   "Write the reduced kernel here (stdout then gets the command)")
       ->type_name("MIN.hk");
-  sub->add_option("--grid", o->grid, "Lanes along x (a multiple of the workgroup size)")
-      ->required();
-  sub->add_option("--inputs", o->inputs, "Input generator: random, ties, edges, zeros, iota")
-      ->capture_default_str();
-  sub->add_option("--seed", o->seed, "Seed of the input generator")->capture_default_str();
+  o->grid_option =
+      sub->add_option("--grid", o->grid,
+                      "Lanes along x (a multiple of the workgroup size); default: from the file's "
+                      "`// halfway diff` comment");
+  o->inputs_option =
+      sub->add_option("--inputs", o->inputs, "Input generator: random, ties, edges, zeros, iota")
+          ->capture_default_str();
+  o->seed_option =
+      sub->add_option("--seed", o->seed, "Seed of the input generator")->capture_default_str();
   sub->add_flag("--exact-models", o->exact_models,
                 "Under single rounding, compare by the rounding models (as halfway diff)");
   o->timeout_option =
@@ -55,10 +86,39 @@ Runner add_reduce(CLI::App& app) {
       ->capture_default_str();
   return [o] {
     kernelgen::RunSetup setup;
-    auto kernel = o->choice.load();
+    // Options the command line leaves out come from the file's `// halfway diff` comment.
+    const text::KernelFile file = o->choice.load_file();
+    bool header_single = false;
+    std::string header_reason;
+    for (const auto& [option, value] : header_options(file.text())) {
+      if (option == "--grid" && !o->grid_option->count())
+        o->grid = value;
+      if (option == "--inputs" && !o->inputs_option->count())
+        o->inputs = value;
+      if (option == "--seed" && !o->seed_option->count())
+        o->seed = value;
+      if (option == "--exact-models")
+        o->exact_models = true;
+      if (option == "--accept-single-rounding" && value.size() > 1 && value[0] == '=') {
+        header_single = true;
+        header_reason = value.substr(value.find(':') + 1);
+      }
+    }
+    if (file.kernels().size() > 1 && o->choice.kernel.empty()) {
+      ErrorContext c;
+      c.file = o->choice.file;
+      throw Error(ErrorKind::Usage, "the file holds several kernels: name one with --kernel", c);
+    }
+    auto kernel = o->choice.kernel.empty() ? file.verify(size_t{0}) : file.verify(o->choice.kernel);
     ErrorContext ctx;
     ctx.kernel = kernel.name();
     ctx.file = o->choice.file;
+    if (header_single && !policy::global_registry().accept_single_rounding(
+                             policy::Scope::kernel(kernel.name()), header_reason))
+      throw Error(ErrorKind::Usage, "the file's single-rounding opt-in was refused", ctx);
+    if (o->grid.empty())
+      throw Error(ErrorKind::Usage,
+                  "no grid: give --grid LANES (or a file with a `// halfway diff` comment)", ctx);
     const uint64_t lanes = parse_count(o->grid, "--grid");
     if (lanes == 0 || lanes > 0xffffffffu || lanes % kernel->workgroup[0] != 0)
       throw Error(ErrorKind::Usage,
@@ -108,8 +168,9 @@ Runner add_reduce(CLI::App& app) {
     kernelgen::Reduced r = kernelgen::reduce(kernel.kernel(), setup.lanes, still_fails, ro);
     kernelgen::RunSetup final_setup = setup;
     final_setup.lanes = r.lanes;
-    const std::string file = o->out.empty() ? "MIN.hk" : o->out;
-    const std::string cmd = kernelgen::diff_command(file, kernel.name(), o->device, final_setup);
+    const std::string out_file = o->out.empty() ? "MIN.hk" : o->out;
+    const std::string cmd =
+        kernelgen::diff_command(out_file, kernel.name(), o->device, final_setup);
     std::cerr << "reduce: " << r.statements << " statements (was " << r.statements_before << "), "
               << r.lanes << " lanes; " << r.attempts << " candidates run\n";
     const std::string text = "// " + std::string(kernelgen::name(first.outcome)) + " on " +
