@@ -46,7 +46,8 @@ protected:
 TEST_F(Cli, HelpForEverySubcommand) {
   auto top = halfway("--help");
   EXPECT_EQ(top.status, 0);
-  for (const char* sub : {"run", "diff", "emit", "sites", "devices", "demo", "ops", "plot"}) {
+  for (const char* sub :
+       {"run", "diff", "emit", "sites", "devices", "demo", "ops", "plot", "fuzz", "reduce"}) {
     EXPECT_OUTPUT(top, sub);
     auto r = halfway(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub << ": " << r.out;

@@ -13,8 +13,10 @@ Runner add_demo(CLI::App& app);
 Runner add_devices(CLI::App& app);
 Runner add_diff(CLI::App& app);
 Runner add_emit(CLI::App& app);
+Runner add_fuzz(CLI::App& app);
 Runner add_ops(CLI::App& app);
 Runner add_plot(CLI::App& app);
+Runner add_reduce(CLI::App& app);
 Runner add_run(CLI::App& app);
 Runner add_sites(CLI::App& app);
 

@@ -5,6 +5,7 @@
 //  - Directed roundings take the nearest-even result and step it one ulp where it lies on the
 //    wrong side of the source.
 //  - fp8 narrowings, and integer conversions LLVM cannot do in one rounding, call numerics.
+#include "halfway/codegen/llvm/fault.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "lowering.hpp"
@@ -38,7 +39,11 @@ Val Lowering::convert(ir::ExprId, const ir::Expr& e) {
   if (ir::is_int(from))
     return {int_to_float(a.v, from, to, e.rounding, e.saturate)};
   NanState state = NanState::Clean;
-  llvm::Value* v = float_to_float(a, from, to, e.rounding, e.saturate, state);
+  ir::RoundingMode rounding = e.rounding;
+  if (testing::injected_fault() == testing::Fault::NarrowTowardZero &&
+      rounding == ir::RoundingMode::NearestEven && ir::is_narrowing(from, to))
+    rounding = ir::RoundingMode::TowardZero;
+  llvm::Value* v = float_to_float(a, from, to, rounding, e.saturate, state);
   return {v, state};
 }
 

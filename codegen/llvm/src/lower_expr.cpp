@@ -1,5 +1,6 @@
 // Expressions: the op table's rule picks the family, each family maps ops to LLVM instructions.
 // Precision lives here too: the flag scopes of lifted narrowing sites and relaxed accumulations.
+#include "halfway/codegen/llvm/fault.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/math.hpp"
 #include "lowering.hpp"
@@ -294,6 +295,12 @@ Val Lowering::float_op(ir::ExprId id, const ir::Expr& e) {
   case ir::Op::Add:
     return binary(llvm::Instruction::FAdd);
   case ir::Op::Sub:
+    if (testing::injected_fault() == testing::Fault::SwapSub) {
+      llvm::Value* a = to_compute(arg(1), t);
+      llvm::Value* b = to_compute(arg(0), t);
+      llvm::Value* r = with_flags(b_.CreateFSub(a, b), id);
+      return {narrow ? from_compute(r, t) : r, NanState::Dirty};
+    }
     return binary(llvm::Instruction::FSub);
   case ir::Op::Mul:
     return binary(llvm::Instruction::FMul);

@@ -1,0 +1,221 @@
+#include "halfway/kernelgen/campaign.hpp"
+
+#include "halfway/diff/diff.hpp"
+#include "halfway/diff/report.hpp"
+#include "halfway/ir/error.hpp"
+#include "halfway/ir/printer.hpp"
+#include "halfway/ir/verifier.hpp"
+#include "halfway/policy/registry.hpp"
+
+#include <set>
+#include <spdlog/spdlog.h>
+
+namespace halfway::kernelgen {
+
+RunSetup setup_of(const Generated& g) {
+  RunSetup s;
+  s.lanes = g.lanes;
+  s.inputs = g.inputs;
+  s.input_seed = g.input_seed;
+  s.single_rounding = g.single_rounding;
+  s.exact_models = g.exact_models;
+  return s;
+}
+
+std::string_view name(Outcome o) {
+  switch (o) {
+  case Outcome::Match:
+    return "match";
+  case Outcome::Inconclusive:
+    return "inconclusive";
+  case Outcome::Unsupported:
+    return "unsupported";
+  case Outcome::Explained:
+    return "explained";
+  case Outcome::Unexplained:
+    return "unexplained";
+  }
+  return "?";
+}
+
+void apply_opt_in(policy::Registry& registry, const std::string& kernel, const RunSetup& setup) {
+  if (setup.single_rounding &&
+      !registry.accept_single_rounding(policy::Scope::kernel(kernel), "fuzz campaign"))
+    throw Error(ErrorKind::Internal,
+                "the policy refused the single-rounding opt-in of kernel " + kernel);
+}
+
+namespace {
+bool is_vulkan(const std::string& device) {
+  return device.rfind("vulkan", 0) == 0;
+}
+} // namespace
+
+std::optional<std::string> explain(const ir::Kernel& k, const std::string& device) {
+  if (!is_vulkan(device))
+    return std::nullopt; // the interpreter and the CPU device are bit-exact for every op
+  // Ops the op table states with a looser precision than exact or correctly rounded (Vulkan's
+  // ulp bounds, absolute or inherited precision): until results are checked against those
+  // bounds, a kernel using one is only explained, never passed.
+  std::set<std::string_view> loose, nan_bits;
+  for (const ir::Expr& e : k.exprs) {
+    if (!device_exact(e.op) && ir::is_float(e.type))
+      loose.insert(ir::name(e.op));
+    // A NaN result's sign and payload are unspecified (IEEE 754 §6.3): the interpreter returns
+    // the canonical NaN, lavapipe keeps an operand's sign and payload, and f16 payloads are lost
+    // through its float registers. Equal under the checker's NaN rule, they differ once copysign
+    // takes the sign or bitcast/pack expose the bits (tests/known-device-issues/).
+    if (e.op == ir::Op::Copysign)
+      nan_bits.insert(ir::name(e.op));
+    if (e.op == ir::Op::Bitcast && ir::is_float(k.expr(e.args[0]).type))
+      nan_bits.insert(ir::name(e.op));
+    if (e.op == ir::Op::Pack && !ir::is_fp8(e.aux))
+      nan_bits.insert(ir::name(e.op));
+  }
+  auto list = [](const std::set<std::string_view>& ops) {
+    std::string out;
+    for (auto op : ops)
+      out += (out.empty() ? "" : ", ") + std::string(op);
+    return out;
+  };
+  if (!loose.empty())
+    return "device math precision (" + list(loose) + ")";
+  if (!nan_bits.empty())
+    return "known device issue: NaN sign or payload observed (" + list(nan_bits) + ")";
+  return std::nullopt;
+}
+
+Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& device_name,
+            const RunSetup& setup, const policy::Registry& registry) {
+  Check c;
+  try {
+    ir::VerifiedKernel vk = ir::verify(kernel);
+    auto inputs = diff::inputs::make_inputs(kernel, setup.lanes, setup.inputs, setup.input_seed);
+    diff::Options o;
+    o.registry = &registry;
+    o.accept_inconclusive = true;
+    o.exact_models = setup.exact_models;
+    o.launch.timeout = setup.timeout;
+    o.max_shown = 3;
+    diff::Report r = diff::run(vk, device, inputs.grid, inputs.args, o);
+    c.violations = r.violations();
+    if (c.violations == 0) {
+      // Inconclusive only when no output proved anything: one all-NaN output among several
+      // still leaves the others compared.
+      c.outcome = r.inconclusive.size() < r.buffers.size() ? Outcome::Match : Outcome::Inconclusive;
+      return c;
+    }
+    c.report = diff::to_text(r);
+    if (auto why = explain(kernel, device_name)) {
+      c.outcome = Outcome::Explained;
+      c.cause = *why;
+    } else {
+      c.outcome = Outcome::Unexplained;
+      c.cause = "mismatch";
+    }
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Unsupported) {
+      c.outcome = Outcome::Unsupported;
+      c.cause = e.message();
+      return c;
+    }
+    c.outcome = Outcome::Unexplained;
+    c.cause = "error: " + std::string(error_kind_name(e.kind()));
+    c.report = e.what();
+  }
+  return c;
+}
+
+std::string diff_command(const std::string& file, const std::string& kernel,
+                         const std::string& device_name, const RunSetup& setup) {
+  std::string cmd = "halfway diff " + file + " --device " + device_name + " --grid " +
+                    std::to_string(setup.lanes) + " --inputs " +
+                    std::string(diff::inputs::name(setup.inputs)) + " --seed " +
+                    std::to_string(setup.input_seed);
+  if (setup.single_rounding)
+    cmd += " --accept-single-rounding=" + kernel + ":fuzz";
+  if (setup.exact_models)
+    cmd += " --exact-models";
+  return cmd;
+}
+
+std::vector<uint64_t> shard_indices(uint64_t count, uint64_t shard, uint64_t shards) {
+  if (shards == 0 || shard >= shards)
+    throw Error(ErrorKind::Usage, "shard " + std::to_string(shard) + "/" + std::to_string(shards) +
+                                      ": the index must be below the count of shards");
+  std::vector<uint64_t> out;
+  for (uint64_t i = shard; i < count; i += shards)
+    out.push_back(i);
+  return out;
+}
+
+CampaignResult run_campaign(const CampaignOptions& o) {
+  const auto indices = shard_indices(o.count, o.shard, o.shards);
+  // Its own logger, off: the campaign draws thousands of opt-ins, and says which in its findings.
+  auto quiet = std::make_shared<spdlog::logger>("kernelgen");
+  quiet->set_level(spdlog::level::off);
+  policy::Registry registry(quiet);
+  std::vector<std::unique_ptr<rt::Device>> devices;
+  for (const auto& n : o.devices)
+    devices.push_back(rt::make_device(n, &registry));
+  CampaignResult result;
+  const auto start = std::chrono::steady_clock::now();
+  auto record = [&](Finding f) {
+    ++result.mismatches;
+    ++(f.check.outcome == Outcome::Explained ? result.explained : result.unexplained);
+    ++result.causes[f.check.cause];
+    if (o.on_finding)
+      o.on_finding(f);
+    result.findings.push_back(std::move(f));
+  };
+  uint64_t done = 0;
+  for (uint64_t index : indices) {
+    ++result.kernels;
+    std::optional<Generated> g;
+    try {
+      g.emplace(generate(o.seed, index, o.gen));
+    } catch (const Error& e) {
+      Finding f;
+      f.index = index;
+      f.kernel = "fz_" + std::to_string(o.seed) + "_" + std::to_string(index);
+      f.device = "generator";
+      f.check.outcome = Outcome::Unexplained;
+      f.check.cause = "generator: invalid kernel";
+      f.check.report = e.what();
+      record(std::move(f));
+      continue;
+    }
+    RunSetup setup = setup_of(*g);
+    setup.timeout = o.timeout;
+    apply_opt_in(registry, g->kernel.name, setup);
+    for (size_t d = 0; d < devices.size(); ++d) {
+      ++result.comparisons;
+      Check c = check(g->kernel, *devices[d], o.devices[d], setup, registry);
+      if (c.outcome == Outcome::Inconclusive)
+        ++result.inconclusive;
+      if (c.outcome == Outcome::Unsupported)
+        ++result.unsupported;
+      if (c.outcome == Outcome::Explained || c.outcome == Outcome::Unexplained) {
+        Finding f;
+        f.index = index;
+        f.kernel = g->kernel.name;
+        f.device = o.devices[d];
+        f.check = std::move(c);
+        f.text = ir::print(g->kernel);
+        f.setup = setup;
+        record(std::move(f));
+      }
+    }
+    ++done;
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (o.progress)
+      o.progress(done, result);
+    if (o.stop_after_unexplained && result.unexplained >= o.stop_after_unexplained)
+      break;
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+} // namespace halfway::kernelgen

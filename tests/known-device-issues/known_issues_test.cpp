@@ -1,0 +1,91 @@
+// Known device issues: behaviours of a driver (lavapipe) that differ from the interpreter where
+// IEEE 754 or Vulkan leaves the result open, each with its minimal kernel in this folder. Each
+// test pins the driver's behaviour as it is today: it fails when the driver changes, so that the
+// campaign's explanation (kernelgen::explain) is revisited rather than left to hide a real bug.
+// The interpreter's side is checked too, and the CPU device must agree with the interpreter.
+#include "halfway/ir/error.hpp"
+#include "halfway/kernelgen/campaign.hpp"
+#include "halfway/policy/registry.hpp"
+#include "halfway/runtime/device.hpp"
+#include "halfway/text/kernel_file.hpp"
+
+#include <algorithm>
+#include <gtest/gtest.h>
+
+namespace halfway {
+namespace {
+
+// y[0] of the kernel in FILE, run on `device` with x[0] = x_bits.
+uint64_t run_one(const std::string& file, const std::string& device, ir::ScalarType x_type,
+                 uint64_t x_bits) {
+  auto f = text::parse_file(std::string(HALFWAY_SOURCE_DIR) + "/tests/known-device-issues/" + file);
+  ir::VerifiedKernel k = f.verify(size_t{0});
+  rt::HostBuffer x(x_type, 1), y(k->params[1].type, 1);
+  x.set_bits(0, x_bits);
+  std::vector<rt::Arg> args{rt::Arg::of(x), rt::Arg::of(y)};
+  auto d = rt::make_device(device);
+  d->launch(k, rt::Grid::for_lanes(k.kernel(), 1), args);
+  return y.get_bits(0);
+}
+
+bool have_vulkan() {
+  const auto names = rt::device_names();
+  return std::find(names.begin(), names.end(), "vulkan") != names.end();
+}
+
+struct Issue {
+  const char* file;
+  ir::ScalarType x_type;
+  uint64_t x_bits;
+  uint64_t reference; // the interpreter's y[0]
+  uint64_t lavapipe;  // lavapipe's y[0] today
+};
+
+class KnownDeviceIssue : public ::testing::TestWithParam<Issue> {};
+
+TEST_P(KnownDeviceIssue, InterpreterAndCpuAgree) {
+  const Issue& i = GetParam();
+  EXPECT_EQ(run_one(i.file, "interp", i.x_type, i.x_bits), i.reference);
+  const auto names = rt::device_names();
+  if (std::find(names.begin(), names.end(), "cpu") != names.end()) {
+    EXPECT_EQ(run_one(i.file, "cpu", i.x_type, i.x_bits), i.reference);
+  }
+}
+
+TEST_P(KnownDeviceIssue, LavapipeStillDiffers) {
+  if (!have_vulkan())
+    GTEST_SKIP() << "no Vulkan device in this build";
+  const Issue& i = GetParam();
+  auto d = rt::make_device("vulkan");
+  if (d->name().find("llvmpipe") == std::string::npos)
+    GTEST_SKIP() << "the issue is lavapipe's; this device is " << d->name();
+  EXPECT_EQ(run_one(i.file, "vulkan", i.x_type, i.x_bits), i.lavapipe)
+      << "lavapipe's behaviour changed: update " << i.file << " and kernelgen::explain";
+}
+
+TEST_P(KnownDeviceIssue, TheCampaignExplainsIt) {
+  const Issue& i = GetParam();
+  auto f =
+      text::parse_file(std::string(HALFWAY_SOURCE_DIR) + "/tests/known-device-issues/" + i.file);
+  const auto why = kernelgen::explain(f.kernels()[0], "vulkan");
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("known device issue"), std::string::npos) << *why;
+  EXPECT_EQ(kernelgen::explain(f.kernels()[0], "cpu"), std::nullopt);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lavapipe, KnownDeviceIssue,
+    ::testing::Values(
+        // copysign(-41.375, sub(-20, NaN from -NaN)): +41.375 against -41.375.
+        Issue{"nan-sign-copysign.hk", ir::ScalarType::F32, 0xffc00000, 0x512c, 0xd12c},
+        // bitcast<u16> of the f16 NaN 0x7e01: the payload is lost.
+        Issue{"f16-nan-payload.hk", ir::ScalarType::F16, 0x7e01, 0x7e01, 0x7e00}),
+    [](const ::testing::TestParamInfo<Issue>& info) {
+      std::string n = info.param.file;
+      n = n.substr(0, n.find('.'));
+      std::replace(n.begin(), n.end(), '-', '_');
+      return n;
+    });
+
+} // namespace
+} // namespace halfway

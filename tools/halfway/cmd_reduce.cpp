@@ -1,0 +1,189 @@
+// `halfway reduce FILE.hk --device D [--out MIN.hk] [--grid N --inputs K --seed S opt-ins
+// --exact-models]`: shrinks a kernel that mismatches on D while the mismatch persists, and prints
+// the smallest kernel found with the command that shows its mismatch (specs/kernelgen.md). The
+// launch options not given are read from the `// halfway diff ...` comment that `halfway fuzz
+// --out` and `halfway reduce` write at the top of a kernel file.
+#include "cli_util.hpp"
+#include "commands.hpp"
+#include "halfway/ir/error.hpp"
+#include "halfway/ir/printer.hpp"
+#include "halfway/kernelgen/campaign.hpp"
+#include "halfway/kernelgen/reduce.hpp"
+#include "halfway/policy/policy.hpp"
+#include "launch_setup.hpp"
+
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace halfway::cli {
+
+namespace {
+struct ReduceCliOptions {
+  KernelChoice choice;
+  std::string device;
+  std::string out;
+  std::string grid;
+  std::string inputs = "random";
+  std::string seed = "1";
+  bool exact_models = false;
+  std::string timeout;
+  const CLI::Option* timeout_option = nullptr;
+  std::string max_attempts = "20000";
+  const CLI::Option *grid_option = nullptr, *inputs_option = nullptr, *seed_option = nullptr;
+};
+
+// The options of the first `// halfway diff FILE ...` comment line of `text`, as (name, value)
+// pairs: "--grid" "64", "--exact-models" "", "--accept-single-rounding" "=K:R".
+std::vector<std::pair<std::string, std::string>> header_options(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("// halfway diff ", 0) != 0)
+      continue;
+    std::istringstream words(line.substr(16));
+    std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
+    for (size_t i = 1; i < w.size(); ++i) {
+      if (w[i].rfind("--accept-single-rounding", 0) == 0)
+        out.emplace_back("--accept-single-rounding", w[i].substr(24));
+      else if (w[i] == "--exact-models")
+        out.emplace_back(w[i], "");
+      else if (w[i].rfind("--", 0) == 0 && i + 1 < w.size())
+        out.emplace_back(w[i], w[i + 1]), ++i;
+    }
+    break;
+  }
+  return out;
+}
+} // namespace
+
+Runner add_reduce(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "reduce", "Shrink a kernel that mismatches on a device while the mismatch persists; print "
+                "the smallest one found and the command that shows it");
+  auto o = std::make_shared<ReduceCliOptions>();
+  o->choice.add_options(*sub);
+  sub->add_option("--device,-d", o->device, "The device it mismatches on: cpu, vulkan, interp")
+      ->required();
+  sub->add_option("--out,-o", o->out,
+                  "Write the reduced kernel here (stdout then gets the command)")
+      ->type_name("MIN.hk");
+  o->grid_option =
+      sub->add_option("--grid", o->grid,
+                      "Lanes along x (a multiple of the workgroup size); default: from the file's "
+                      "`// halfway diff` comment");
+  o->inputs_option =
+      sub->add_option("--inputs", o->inputs, "Input generator: random, ties, edges, zeros, iota")
+          ->capture_default_str();
+  o->seed_option =
+      sub->add_option("--seed", o->seed, "Seed of the input generator")->capture_default_str();
+  sub->add_flag("--exact-models", o->exact_models,
+                "Under single rounding, compare by the rounding models (as halfway diff)");
+  o->timeout_option =
+      sub->add_option("--timeout", o->timeout,
+                      "Seconds each launch may take (default: 10; candidates may loop for ever)");
+  sub->add_option("--max-attempts", o->max_attempts, "Candidates to run at most")
+      ->capture_default_str();
+  return [o] {
+    kernelgen::RunSetup setup;
+    // Options the command line leaves out come from the file's `// halfway diff` comment.
+    const text::KernelFile file = o->choice.load_file();
+    bool header_single = false;
+    std::string header_reason;
+    for (const auto& [option, value] : header_options(file.text())) {
+      if (option == "--grid" && !o->grid_option->count())
+        o->grid = value;
+      if (option == "--inputs" && !o->inputs_option->count())
+        o->inputs = value;
+      if (option == "--seed" && !o->seed_option->count())
+        o->seed = value;
+      if (option == "--exact-models")
+        o->exact_models = true;
+      if (option == "--accept-single-rounding" && value.size() > 1 && value[0] == '=') {
+        header_single = true;
+        header_reason = value.substr(value.find(':') + 1);
+      }
+    }
+    if (file.kernels().size() > 1 && o->choice.kernel.empty()) {
+      ErrorContext c;
+      c.file = o->choice.file;
+      throw Error(ErrorKind::Usage, "the file holds several kernels: name one with --kernel", c);
+    }
+    auto kernel = o->choice.kernel.empty() ? file.verify(size_t{0}) : file.verify(o->choice.kernel);
+    ErrorContext ctx;
+    ctx.kernel = kernel.name();
+    ctx.file = o->choice.file;
+    if (header_single && !policy::global_registry().accept_single_rounding(
+                             policy::Scope::kernel(kernel.name()), header_reason))
+      throw Error(ErrorKind::Usage, "the file's single-rounding opt-in was refused", ctx);
+    if (o->grid.empty())
+      throw Error(ErrorKind::Usage,
+                  "no grid: give --grid LANES (or a file with a `// halfway diff` comment)", ctx);
+    const uint64_t lanes = parse_count(o->grid, "--grid");
+    if (lanes == 0 || lanes > 0xffffffffu || lanes % kernel->workgroup[0] != 0)
+      throw Error(ErrorKind::Usage,
+                  "--grid " + o->grid + ": give a positive multiple of the workgroup size " +
+                      std::to_string(kernel->workgroup[0]) + " below 2^32",
+                  ctx);
+    setup.lanes = static_cast<uint32_t>(lanes);
+    auto kind = diff::inputs::parse_kind(o->inputs);
+    if (!kind)
+      throw Error(ErrorKind::Usage,
+                  "--inputs " + escape_for_terminal(o->inputs) +
+                      ": not one of random, ties, edges, zeros, iota",
+                  ctx);
+    setup.inputs = *kind;
+    setup.input_seed = parse_count(o->seed, "--seed");
+    setup.exact_models = o->exact_models;
+    setup.single_rounding = policy::budget(kernel.name()).holds(policy::OptIn::SingleRounding);
+    // Candidates may loop for ever (a loop whose exit was deleted): they need a deadline.
+    setup.timeout = std::chrono::seconds(10);
+    if (o->timeout_option->count())
+      setup.timeout = parse_seconds(o->timeout, "--timeout");
+    kernelgen::ReduceOptions ro;
+    ro.max_attempts = parse_count(o->max_attempts, "--max-attempts");
+    if (!o->out.empty())
+      check_output_path(o->out, "--out");
+
+    install_interrupt_handler();
+    auto device = rt::make_device(o->device);
+    const policy::Registry& registry = policy::global_registry();
+    const kernelgen::Check first =
+        kernelgen::check(kernel.kernel(), *device, o->device, setup, registry);
+    if (first.outcome != kernelgen::Outcome::Explained &&
+        first.outcome != kernelgen::Outcome::Unexplained)
+      throw Error(ErrorKind::Usage,
+                  "the kernel does not mismatch on " + o->device + " with these inputs (" +
+                      std::string(kernelgen::name(first.outcome)) + "): nothing to reduce",
+                  ctx);
+    std::cerr << "reduce: " << kernelgen::name(first.outcome) << " (" << first.cause << ") on "
+              << o->device << "; " << kernelgen::count_statements(kernel.kernel())
+              << " statements\n";
+    kernelgen::StillFails still_fails = [&](const ir::VerifiedKernel& k, uint32_t n) {
+      throw_if_interrupted(kernel.name());
+      kernelgen::RunSetup s = setup;
+      s.lanes = n;
+      return kernelgen::check(k.kernel(), *device, o->device, s, registry).outcome == first.outcome;
+    };
+    kernelgen::Reduced r = kernelgen::reduce(kernel.kernel(), setup.lanes, still_fails, ro);
+    kernelgen::RunSetup final_setup = setup;
+    final_setup.lanes = r.lanes;
+    const std::string out_file = o->out.empty() ? "MIN.hk" : o->out;
+    const std::string cmd =
+        kernelgen::diff_command(out_file, kernel.name(), o->device, final_setup);
+    std::cerr << "reduce: " << r.statements << " statements (was " << r.statements_before << "), "
+              << r.lanes << " lanes; " << r.attempts << " candidates run\n";
+    const std::string text = "// " + std::string(kernelgen::name(first.outcome)) + " on " +
+                             o->device + ", reduced by halfway reduce from " + o->choice.file +
+                             "\n// " + cmd + "\n" + ir::print(r.kernel);
+    if (o->out.empty()) {
+      Output::get().text(text);
+    } else {
+      write_file_atomically(o->out, text);
+      Output::get().text(cmd + "\n");
+    }
+    return 0;
+  };
+}
+
+} // namespace halfway::cli
