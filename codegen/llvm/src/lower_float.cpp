@@ -128,20 +128,34 @@ std::pair<llvm::Value*, llvm::Value*> Lowering::two_sum(llvm::Value* a, llvm::Va
 }
 
 // minNum/maxNum with -0 < +0, as num::min/max: a NaN operand is ignored, two NaNs give the
-// canonical NaN, otherwise the chosen operand's bits.
+// canonical NaN, otherwise the chosen operand's bits. Decided on integer keys, with no fcmp:
+// LLVM 19's InstCombine miscompiles the fcmp form when an operand is fabs (codegen/llvm/README.md,
+// "LLVM 19: min/max of fabs"). The key b ^ ((b >>s (n-1)) & 0x7f..f) orders non-NaN floats as
+// signed integers in their total order, -0 below +0, and equal keys mean equal bits, so one
+// signed compare picks the operand; integer compares and selects vectorise like fcmp ones.
 llvm::Value* Lowering::min_max(bool is_max, llvm::Value* a, llvm::Value* b, ir::ScalarType t) {
   ir::ScalarType ct = (t == ir::ScalarType::F64) ? t : ir::ScalarType::F32;
   llvm::Value* x = to_compute(a, t);
   llvm::Value* y = to_compute(b, t);
-  llvm::Value* x_better = is_max ? b_.CreateFCmpOGT(x, y) : b_.CreateFCmpOLT(x, y);
-  llvm::Value* y_better = is_max ? b_.CreateFCmpOLT(x, y) : b_.CreateFCmpOGT(x, y);
-  llvm::Value* x_negative = b_.CreateICmpSLT(b_.CreateBitCast(x, bits_type(ct)),
-                                             llvm::ConstantInt::get(bits_type(ct), 0));
-  llvm::Value* tie_x = is_max ? b_.CreateNot(x_negative) : x_negative;
-  llvm::Value* pick_x = b_.CreateOr(x_better, b_.CreateAnd(b_.CreateNot(y_better), tie_x));
+  llvm::Type* it = bits_type(ct);
+  unsigned n = it->getIntegerBitWidth();
+  llvm::Value* magnitude = llvm::ConstantInt::get(it, llvm::APInt::getSignedMaxValue(n));
+  llvm::Value* infinity = llvm::ConstantInt::get(
+      it, ct == ir::ScalarType::F64 ? 0x7ff0000000000000ULL : 0x7f800000ULL);
+  llvm::Value* bx = b_.CreateBitCast(x, it);
+  llvm::Value* by = b_.CreateBitCast(y, it);
+  auto key = [&](llvm::Value* bits) {
+    return b_.CreateXor(bits, b_.CreateAnd(b_.CreateAShr(bits, n - 1), magnitude));
+  };
+  auto nan = [&](llvm::Value* bits) {
+    return b_.CreateICmpUGT(b_.CreateAnd(bits, magnitude), infinity);
+  };
+  llvm::Value* kx = key(bx);
+  llvm::Value* ky = key(by);
+  llvm::Value* pick_x = is_max ? b_.CreateICmpSGT(kx, ky) : b_.CreateICmpSLT(kx, ky);
   llvm::Value* r = b_.CreateSelect(pick_x, x, y);
-  llvm::Value* x_nan = is_nan(x, ct);
-  llvm::Value* y_nan = is_nan(y, ct);
+  llvm::Value* x_nan = nan(bx);
+  llvm::Value* y_nan = nan(by);
   r = b_.CreateSelect(y_nan, x, r);
   r = b_.CreateSelect(x_nan, y, r);
   r = b_.CreateSelect(b_.CreateAnd(x_nan, y_nan), quiet_nan(ct), r);
