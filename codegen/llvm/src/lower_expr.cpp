@@ -251,7 +251,15 @@ Val Lowering::select(const ir::Expr& e) {
   NanState s = merge(a.nan, b.nan, agree);
   if (!agree)
     a.v = canonical(a, e.type), b.v = canonical(b, e.type);
-  return {b_.CreateSelect(c, a.v, b.v), s};
+  llvm::Type* ty = a.v->getType();
+  if (!ty->isFloatingPointTy())
+    return {b_.CreateSelect(c, a.v, b.v), s};
+  // A float select is a select of the bits: LLVM 19's InstCombine miscompiles nested float
+  // selects on compares of fabs (codegen/llvm/README.md, "LLVM 19: min/max of fabs"), and the
+  // integer form folds correctly; the result is the same bits, and it vectorises alike.
+  llvm::Type* it = b_.getIntNTy(ty->getPrimitiveSizeInBits());
+  llvm::Value* r = b_.CreateSelect(c, b_.CreateBitCast(a.v, it), b_.CreateBitCast(b.v, it));
+  return {b_.CreateBitCast(r, ty), s};
 }
 
 Val Lowering::compare(const ir::Expr& e) {
