@@ -140,8 +140,8 @@ llvm::Value* Lowering::min_max(bool is_max, llvm::Value* a, llvm::Value* b, ir::
   llvm::Type* it = bits_type(ct);
   unsigned n = it->getIntegerBitWidth();
   llvm::Value* magnitude = llvm::ConstantInt::get(it, llvm::APInt::getSignedMaxValue(n));
-  llvm::Value* infinity = llvm::ConstantInt::get(
-      it, ct == ir::ScalarType::F64 ? 0x7ff0000000000000ULL : 0x7f800000ULL);
+  llvm::Value* infinity =
+      llvm::ConstantInt::get(it, ct == ir::ScalarType::F64 ? 0x7ff0000000000000ULL : 0x7f800000ULL);
   llvm::Value* bx = b_.CreateBitCast(x, it);
   llvm::Value* by = b_.CreateBitCast(y, it);
   auto key = [&](llvm::Value* bits) {
