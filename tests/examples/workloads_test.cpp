@@ -138,12 +138,13 @@ TEST_P(WorkloadTest, VulkanMatchesWithinItsDocumentedPrecision) {
   }
   EXPECT_EQ(b.reference_nan, 0u) << "realistic inputs give numbers";
   EXPECT_LT(b.unchanged, b.size / 4) << "most outputs are written";
-  ASSERT_TRUE(b.max_interval_ratio.has_value());
-  EXPECT_LE(*b.max_interval_ratio, 1.0);
+  if (b.max_interval_ratio) { // set when some element differs
+    EXPECT_LE(*b.max_interval_ratio, 1.0);
+  }
   std::printf("%s on vulkan: %llu of %llu exact, %llu within interval (largest %.3g of the "
               "interval), %llu max ulps\n",
               k.name().c_str(), (unsigned long long)b.exact, (unsigned long long)b.size,
-              (unsigned long long)b.within_interval, *b.max_interval_ratio,
+              (unsigned long long)b.within_interval, b.max_interval_ratio.value_or(0.0),
               (unsigned long long)b.max_ulps);
 }
 
