@@ -1,13 +1,19 @@
 // Device precision (specs/device-precision.md): a device with the Vulkan math profile is judged by
 // the interval its ops' documented precision propagates to. Fake devices built on the interpreter
 // move exp's correctly rounded results by exactly the documented bound (passes) and by one step
-// more (fails); undecided comparisons and branches are counted and never OK.
+// more (fails); undecided comparisons and branches are counted and never OK. On the attention
+// example, whose exp results flow through a per-lane private accumulator, a fake device with exp
+// off by its whole bound passes, one step more fails, and the interval ends of every output are
+// tight to one step.
+#include "attention.hpp"
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/dsl.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "model_device.hpp"
+#include "workload_inputs.hpp"
 
+#include <bit>
 #include <cmath>
 #include <gtest/gtest.h>
 
@@ -183,4 +189,159 @@ TEST(DevicePrecision, SinOutsideMinusPiPiIsUndecided) {
   EXPECT_NE(r.inconclusive[0].reason.find("40 elements differ and their intervals could not be "
                                           "decided"),
             std::string::npos);
+}
+
+namespace {
+
+// exp(x) moved by floor(3 + 2|x| + 1/2) + `extra` steps of the result, up or down: exactly the
+// documented f32 bound when `extra` is 0 (as exp_steps above; the count is computed in f64, where
+// 2|x| + 3.5 is exact for an f32 x). In attention x <= 0 and the results are positive normal
+// numbers for these inputs, so a step is +-1 on the bit pattern.
+auto moved_exp(int extra, bool up) {
+  return [extra, up](const Value<float>& x) {
+    Value<float> e = exp(x);
+    Value<uint32_t> n = convert<uint32_t>(floor(to_f64(abs(x)) * 2.0 + (3.5 + extra)));
+    return bitcast<float>(up ? bitcast<uint32_t>(e) + n : bitcast<uint32_t>(e) - n);
+  };
+}
+
+// A Vulkan-like device that runs another kernel in place of the one it is given (the example
+// built with a moved exp) on the interpreter.
+class SubstituteDevice : public rt::Device {
+public:
+  SubstituteDevice(Kernel substitute, const policy::Registry& registry,
+                   test::InterpDevice::Corrupt corrupt = nullptr)
+      : substitute_(std::move(substitute)),
+        inner_("vulkan-like", interp::NarrowingModel::TwoStep, registry, {}, std::move(corrupt)) {
+    inner_.set_math(ir::MathProfile::Vulkan);
+  }
+  const rt::DeviceInfo& info() const override { return inner_.info(); }
+  rt::LaunchResult launch(const ir::VerifiedKernel&, const rt::Grid& grid,
+                          std::span<const rt::Arg> args,
+                          const rt::LaunchOptions& options = {}) override {
+    return inner_.launch(substitute_, grid, args, options);
+  }
+
+private:
+  Kernel substitute_;
+  test::InterpDevice inner_;
+};
+
+Report run_attention(rt::Device& device, const policy::Registry& registry, size_t max_shown = 10) {
+  const Kernel k = examples::attention();
+  examples::WorkloadInputs in = examples::workload_inputs(k.kernel(), examples::Scale::Test, 3);
+  std::vector<rt::Arg> args = in.args(k.kernel());
+  Options o;
+  o.registry = &registry;
+  o.max_shown = max_shown;
+  return run(k, device, in.grid, args, o);
+}
+
+} // namespace
+
+TEST(DevicePrecision, AttentionWithExpOffByItsWholeBoundPasses) {
+  for (bool up : {true, false}) {
+    SCOPED_TRACE(up ? "up" : "down");
+    policy::Registry registry;
+    SubstituteDevice device(examples::attention_with(moved_exp(0, up)), registry);
+    Report r = run_attention(device, registry);
+    EXPECT_TRUE(r.ok()) << to_text(r);
+    EXPECT_TRUE(r.intervals);
+    EXPECT_EQ(r.undecided_lanes, 0u);
+    const BufferReport& b = r.buffers.at(0);
+    EXPECT_EQ(b.violations, 0u);
+    EXPECT_EQ(b.undecided, 0u);
+    EXPECT_EQ(b.unchanged, 0u); // every lane wrote its 64 outputs
+    // Most outputs moved (every exp after the first key did), all inside their intervals.
+    EXPECT_GT(b.within_interval, b.size / 2);
+    EXPECT_EQ(b.exact + b.within_interval, b.size);
+    // Some outputs come close to their interval's end (measured: 0.94 up, 0.89 down), so the
+    // intervals are not loose enough to pass anything: see the next test.
+    ASSERT_TRUE(b.max_interval_ratio.has_value());
+    EXPECT_GT(*b.max_interval_ratio, 0.5);
+    EXPECT_LE(*b.max_interval_ratio, 1.0);
+  }
+}
+
+// One step more on every exp, and some outputs leave their intervals (measured: 229 of 4736 up,
+// 26 down): the intervals carried through the accumulator are tight enough to catch it.
+TEST(DevicePrecision, AttentionWithExpOneStepBeyondItsBoundFails) {
+  for (bool up : {true, false}) {
+    SCOPED_TRACE(up ? "up" : "down");
+    policy::Registry registry;
+    SubstituteDevice device(examples::attention_with(moved_exp(1, up)), registry);
+    Report r = run_attention(device, registry);
+    EXPECT_FALSE(r.ok());
+    const BufferReport& b = r.buffers.at(0);
+    EXPECT_GT(b.violations, 0u);
+    EXPECT_EQ(b.undecided, 0u);
+    ASSERT_FALSE(b.first_violations.empty());
+    EXPECT_EQ(b.first_violations[0].bound.kind, Bound::Kind::DevicePrecision);
+    ASSERT_TRUE(b.max_interval_ratio.has_value());
+    EXPECT_GT(*b.max_interval_ratio, 1.0);
+  }
+}
+
+// The interval of every output of attention, read from a run whose device is far off (each
+// violation carries its element's interval), then a device that returns exactly an end of it
+// (the lower on even elements, the upper on odd ones) passes, and one step beyond fails on every
+// element: the intervals the private accumulator carries reach each output, and the comparison
+// holds at their ends.
+TEST(DevicePrecision, AttentionOutputsAtTheirIntervalEndsPassAndOneStepBeyondFails) {
+  policy::Registry registry;
+  const size_t n = 2 * 37 * 64; // the test inputs' heads * seq * 64 outputs
+  auto far_off = [](const ir::Kernel&, std::span<const rt::Arg> args) {
+    rt::HostBuffer& o = *args[3].buffer;
+    for (size_t i = 0; i < o.size(); ++i)
+      o.set_bits(i, num::f32_bits(1e30f));
+  };
+  test::InterpDevice off("vulkan-like", interp::NarrowingModel::TwoStep, registry, {}, far_off);
+  off.set_math(ir::MathProfile::Vulkan);
+  Report r = run_attention(off, registry, n);
+  const BufferReport& b = r.buffers.at(0);
+  ASSERT_EQ(b.size, n);
+  ASSERT_EQ(b.violations, n) << to_text(r);
+  std::vector<uint64_t> lo(n), hi(n);
+  size_t wide = 0;
+  for (const Violation& v : b.first_violations) {
+    ASSERT_EQ(v.bound.kind, Bound::Kind::DevicePrecision);
+    lo[v.index] = v.bound.lo;
+    hi[v.index] = v.bound.hi;
+    const float l = std::bit_cast<float>(static_cast<uint32_t>(v.bound.lo));
+    const float h = std::bit_cast<float>(static_cast<uint32_t>(v.bound.hi));
+    const float ref = std::bit_cast<float>(static_cast<uint32_t>(v.reference));
+    ASSERT_TRUE(l <= ref && ref <= h) << v.index;
+    wide += l < ref && ref < h;
+  }
+  ASSERT_EQ(b.first_violations.size(), n);
+  EXPECT_GT(wide, n / 2) << "exp's error bound widens most outputs' intervals on both sides";
+
+  for (int beyond : {0, 1}) {
+    SCOPED_TRACE(beyond ? "one step beyond" : "at the ends");
+    auto at_ends = [&lo, &hi, beyond](const ir::Kernel&, std::span<const rt::Arg> args) {
+      rt::HostBuffer& o = *args[3].buffer;
+      for (size_t i = 0; i < o.size(); ++i) {
+        float end = std::bit_cast<float>(static_cast<uint32_t>(i % 2 ? hi[i] : lo[i]));
+        if (beyond)
+          end = std::nextafter(end, i % 2 ? INFINITY : -INFINITY);
+        o.set_bits(i, num::f32_bits(end));
+      }
+    };
+    test::InterpDevice device("vulkan-like", interp::NarrowingModel::TwoStep, registry, {},
+                              at_ends);
+    device.set_math(ir::MathProfile::Vulkan);
+    Report e = run_attention(device, registry);
+    const BufferReport& eb = e.buffers.at(0);
+    EXPECT_EQ(eb.undecided, 0u);
+    if (beyond) {
+      EXPECT_EQ(eb.violations, n);
+      EXPECT_FALSE(e.ok());
+    } else {
+      EXPECT_TRUE(e.ok()) << to_text(e);
+      EXPECT_EQ(eb.exact + eb.within_interval, n);
+      EXPECT_GT(eb.within_interval, n / 2);
+      ASSERT_TRUE(eb.max_interval_ratio.has_value());
+      EXPECT_DOUBLE_EQ(*eb.max_interval_ratio, 1.0);
+    }
+  }
 }

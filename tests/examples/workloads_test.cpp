@@ -2,11 +2,11 @@
 // device, compared with the reference interpreter on the inputs of workload_inputs.hpp. Strict
 // kernels whose ops are all correctly rounded must match bit for bit on every device. Kernels with
 // exp, rsqrt or div cannot on Vulkan: lavapipe's are not correctly rounded (the op table's device
-// precision allows it) and the checker has no comparison within the documented precision yet, so
-// their bit-exact Vulkan test is skipped with that reason; a looser sanity check still runs them
-// there. Host oracles check what the kernels compute:
-// bit for bit where the summation order can be replayed in C++, else within a relative error of a
-// double-precision reference.
+// precision allows it), so there the checker judges each element that differs by the interval the
+// interpreter's interval shadow propagates from the documented precision
+// (specs/device-precision.md) and every element must be exact or within its interval, none
+// undecided. Host oracles check what the kernels compute: bit for bit where the summation order can
+// be replayed in C++, else within a relative error of a double-precision reference.
 #include "examples.hpp"
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/diff.hpp"
@@ -99,60 +99,53 @@ TEST_P(WorkloadTest, CpuIsBitExact) {
   expect_bit_exact("cpu");
 }
 
-TEST_P(WorkloadTest, VulkanIsBitExactWhereItsMathIsCorrectlyRounded) {
-  std::vector<std::string> inexact = inexact_on_vulkan(kernel().kernel());
-  if (!inexact.empty())
-    GTEST_SKIP() << kernel().name() << " uses " << joined(inexact)
-                 << ", which lavapipe does not round correctly; comparing it needs the checker's "
-                    "documented-precision comparison (the op table's device precision), which "
-                    "does not exist yet";
-  expect_bit_exact("vulkan");
-}
-
-// Until the documented-precision comparison exists, a sanity check of the Vulkan code of the
-// kernels with exp, rsqrt or div (their barriers, shared memory and loops): every element within
-// 2^-14 of the buffer's largest reference magnitude of the interpreter's, and a tenth bit-exact.
-// This is not the op table's bound, only a check that cannot pass when the kernel computes
-// something else.
-TEST(Workloads, VulkanStaysCloseWhereItsMathIsNotCorrectlyRounded) {
-  policy::Registry registry;
+// Kernels whose ops Vulkan rounds correctly: bit for bit. The others: by the documented precision,
+// the same comparison `halfway diff` makes (the device's math profile turns it on), and it must
+// prove something: no violation, nothing undecided (elements or lanes), every output written, and
+// the intervals used for the elements lavapipe computes differently.
+TEST_P(WorkloadTest, VulkanMatchesWithinItsDocumentedPrecision) {
+  const Kernel& k = kernel();
+  if (inexact_on_vulkan(k.kernel()).empty())
+    return expect_bit_exact("vulkan");
   std::unique_ptr<rt::Device> device;
   try {
     device = rt::make_device("vulkan", &registry);
   } catch (const Error& e) {
     GTEST_SKIP() << "vulkan is not available here: " << e.what();
   }
-  for (const Kernel& k : workloads()) {
-    if (inexact_on_vulkan(k.kernel()).empty())
-      continue; // compared bit for bit on Vulkan (the test above)
-    SCOPED_TRACE(k.name());
-    WorkloadInputs in = examples::workload_inputs(k.kernel(), Scale::Test, 3);
-    std::vector<rt::Arg> args = in.args(k.kernel());
-    std::vector<diff::BufferResults> results;
-    diff::Options o;
-    o.registry = &registry;
-    o.results = &results;
-    diff::run(k, *device, in.grid, args, o);
-    ASSERT_EQ(results.size(), 1u);
-    const diff::BufferResults& r = results[0];
-    const num::Format f = *diff::float_format(r.reference.type());
-    double largest = 0, worst = 0;
-    size_t exact = 0;
-    for (size_t i = 0; i < r.reference.size(); ++i)
-      largest = std::max(largest, std::fabs(num::to_double(f, r.reference.get_bits(i))));
-    for (size_t i = 0; i < r.reference.size(); ++i) {
-      double want = num::to_double(f, r.reference.get_bits(i));
-      double got = num::to_double(f, r.device.get_bits(i));
-      ASSERT_TRUE(std::isfinite(got)) << "element " << i;
-      worst = std::max(worst, std::fabs(got - want) / largest);
-      exact += r.reference.get_bits(i) == r.device.get_bits(i);
-    }
-    EXPECT_GT(largest, 0.0);
-    EXPECT_LT(worst, 0x1p-14);
-    EXPECT_GT(exact, r.reference.size() / 10);
-    std::printf("%s on vulkan: %zu of %zu exact, largest difference %.3g of the largest value\n",
-                k.name().c_str(), exact, r.reference.size(), worst);
+  WorkloadInputs in = examples::workload_inputs(k.kernel(), Scale::Test, 3);
+  std::vector<rt::Arg> args = in.args(k.kernel());
+  diff::Options o;
+  o.registry = &registry;
+  diff::Report report = diff::run(k, *device, in.grid, args, o);
+  EXPECT_TRUE(report.ok()) << diff::to_text(report);
+  EXPECT_TRUE(report.intervals) << "the documented-precision comparison was not used";
+  EXPECT_EQ(report.math_precision, "vulkan");
+  EXPECT_EQ(report.undecided_lanes, 0u);
+  EXPECT_TRUE(report.inconclusive.empty());
+  ASSERT_EQ(report.buffers.size(), 1u);
+  const diff::BufferReport& b = report.buffers[0];
+  EXPECT_EQ(b.violations, 0u);
+  EXPECT_EQ(b.undecided, 0u);
+  EXPECT_EQ(b.unchecked, 0u);
+  EXPECT_EQ(b.exact + b.within_interval, b.size) << diff::to_text(report);
+  EXPECT_GT(b.exact, 0u);
+  // Lavapipe's exp, rsqrt and div differ from the correctly rounded results on some elements of
+  // each of the three (measured: 1108, 3744 and 1 elements), so the intervals decided something;
+  // another driver may happen to round them correctly on these inputs.
+  if (device->name().find("llvmpipe") != std::string::npos) {
+    EXPECT_GT(b.within_interval, 0u) << "nothing was judged by an interval";
   }
+  EXPECT_EQ(b.reference_nan, 0u) << "realistic inputs give numbers";
+  EXPECT_LT(b.unchanged, b.size / 4) << "most outputs are written";
+  if (b.max_interval_ratio) { // set when some element differs
+    EXPECT_LE(*b.max_interval_ratio, 1.0);
+  }
+  std::printf("%s on vulkan: %llu of %llu exact, %llu within interval (largest %.3g of the "
+              "interval), %llu max ulps\n",
+              k.name().c_str(), (unsigned long long)b.exact, (unsigned long long)b.size,
+              (unsigned long long)b.within_interval, b.max_interval_ratio.value_or(0.0),
+              (unsigned long long)b.max_ulps);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, WorkloadTest, ::testing::Range<size_t>(0, workloads().size()),
@@ -164,14 +157,14 @@ INSTANTIATE_TEST_SUITE_P(Examples, WorkloadTest, ::testing::Range<size_t>(0, wor
                            return n;
                          });
 
-// Which workloads skip Vulkan: exactly those with exp, rsqrt or div, so the skip cannot hide a
-// kernel that could be compared bit for bit.
-TEST(Workloads, OnlyTheKernelsWithInexactMathSkipVulkan) {
-  std::set<std::string> skipped;
+// Which workloads Vulkan is allowed to compute differently (judged by intervals rather than bit for
+// bit): exactly those with exp, rsqrt or div.
+TEST(Workloads, OnlyTheKernelsWithInexactMathAreJudgedByIntervalsOnVulkan) {
+  std::set<std::string> inexact;
   for (const auto& k : workloads())
     if (!inexact_on_vulkan(k.kernel()).empty())
-      skipped.insert(k.name());
-  EXPECT_EQ(skipped, (std::set<std::string>{"attention", "group_norm_silu", "softmax_f16out"}));
+      inexact.insert(k.name());
+  EXPECT_EQ(inexact, (std::set<std::string>{"attention", "group_norm_silu", "softmax_f16out"}));
   EXPECT_EQ(joined(inexact_on_vulkan(workload("group_norm_silu").kernel())), "div, exp, rsqrt");
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
 #include <sys/wait.h>
 
 namespace fs = std::filesystem;
@@ -199,13 +200,25 @@ TEST_F(Cli, Demo) {
     name.resize(16, ' ');
     EXPECT_OUTPUT(r, "\n" + name + " cpu ");
   }
-  // Where a Vulkan device exists, the kernels with exp, rsqrt or div are shown there but marked
-  // as not judged, and say why.
+  // Where a Vulkan device exists, the kernels with exp, rsqrt or div are judged there by the
+  // documented precision: marked, every element exact or within its interval, none undecided.
   if (r.out.find(" vulkan") != std::string::npos) {
-    EXPECT_OUTPUT(r, "\ngroup_norm_silu* vulkan");
-    EXPECT_OUTPUT(r, "\nsoftmax_f16out*  vulkan");
     EXPECT_OUTPUT(r, "\nmatmul_tiled     vulkan");
-    EXPECT_OUTPUT(r, "* not judged: uses ops that Vulkan does not round correctly");
+    EXPECT_OUTPUT(r, "* judged by the device's documented precision");
+    for (std::string name : {"group_norm_silu*", "attention*", "softmax_f16out*"}) {
+      name.resize(16, ' ');
+      size_t at = r.out.find("\n" + name + " vulkan");
+      ASSERT_NE(at, std::string::npos) << name << "\n" << r.out;
+      // The counts follow the 16-column kernel and 34-column device names.
+      std::istringstream row(r.out.substr(at + 1 + 16 + 1 + 34, r.out.find('\n', at + 1) - at));
+      uint64_t elements = 0, exact = 0, in_bound = 0, in_interval = 0, undecided = 1,
+               violations = 1;
+      row >> elements >> exact >> in_bound >> in_interval >> undecided >> violations;
+      EXPECT_GT(elements, 0u) << name;
+      EXPECT_EQ(exact + in_interval, elements) << name;
+      EXPECT_EQ(undecided, 0u) << name;
+      EXPECT_EQ(violations, 0u) << name;
+    }
   }
 }
 
