@@ -81,6 +81,7 @@ void Exec::setup_fixed() {
     case ir::Op::Abs:
     case ir::Op::Min:
     case ir::Op::Max:
+    case ir::Op::Clamp:
     case ir::Op::Fma:
     case ir::Op::Sqrt:
     case ir::Op::Rsqrt:
@@ -164,6 +165,7 @@ void Exec::setup_lanes() {
       case ir::Op::Abs:
       case ir::Op::Min:
       case ir::Op::Max:
+      case ir::Op::Clamp:
       case ir::Op::Fma:
       case ir::Op::Sqrt:
       case ir::Op::Rsqrt:

@@ -103,6 +103,7 @@ public:
     case Op::Abs:
     case Op::Min:
     case Op::Max:
+    case Op::Clamp:
     case Op::Fma:
     case Op::Sqrt:
     case Op::Rsqrt:

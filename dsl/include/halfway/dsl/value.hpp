@@ -106,6 +106,16 @@ requires(Literal<B>) struct binary_type<A, B> {
 };
 template <class A, class B> using binary_t = typename binary_type<A, B>::type;
 
+// The same for three operands (clamp(x, 0.0f, 1.0f): two literals take x's type).
+template <class A, class B, class C> struct ternary_type {
+  using type = binary_t<A, binary_t<B, C>>;
+};
+template <class A, class B, class C>
+requires(Literal<B> && Literal<C>) struct ternary_type<A, B, C> {
+  using type = value_elem_t<A>;
+};
+template <class A, class B, class C> using ternary_t = typename ternary_type<A, B, C>::type;
+
 template <class A, class B>
 concept Operands = (ValueLike<A> && ValueLike<B>) || (ValueLike<A> && Literal<B>) ||
                    (Literal<A> && ValueLike<B>);

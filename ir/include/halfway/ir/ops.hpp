@@ -40,7 +40,7 @@ enum class OpFamily : uint8_t {
   Bits,     // bitcast, pack, unpack: bit patterns moved, never rounded
   Arith,    // add, sub, mul, div, rem
   Sign,     // neg, abs, copysign: the sign bit only
-  MinMax,   // min, max
+  MinMax,   // min, max, clamp
   Fma,      // fused multiply-add
   Math,     // elementary functions: the row names the correctly rounded numerics function
   Integral, // floor, ceil, fract
@@ -87,6 +87,7 @@ inline constexpr std::optional<num::MathFn> kNoMath{};
   X(Abs, "abs", 1, Numeric, Sign, false, false, true, kNoMath, Unary, abs, 0, "exact")             \
   X(Min, "min", 2, Numeric, MinMax, false, false, true, kNoMath, Binary, min, 0, "exact")          \
   X(Max, "max", 2, Numeric, MinMax, false, false, true, kNoMath, Binary, max, 0, "exact")          \
+  X(Clamp, "clamp", 3, Numeric, MinMax, false, false, true, kNoMath, Ternary, clamp, 0, "exact")   \
   X(Fma, "fma", 3, Float, Fma, true, false, false, kNoMath, None, _, 0,                            \
     "inherited from OpFMul followed by OpFAdd: a device may round twice")                          \
   X(Sqrt, "sqrt", 1, Float, Math, true, true, false, kNoMath, Unary, sqrt, 3,                      \
