@@ -84,6 +84,7 @@ struct Store : Pos {
   Expr value;
 };
 
+// `else if c { ... }` is read as an else block holding that one if statement.
 struct If : Pos {
   Expr cond;
   std::vector<Stmt> body;
@@ -113,13 +114,26 @@ struct Param : Pos {
   ParamType type;
 };
 
+// A workgroup or shared-array size: a number, or the name of a constant (name set).
+struct Size : Pos {
+  uint32_t value = 0;
+  std::string name;
+};
+
 struct Shared : Pos {
   Word name;
   Word type;
-  uint32_t size = 0;
+  Size size;
 };
 
-struct Decl : x3::variant<Param, Shared> {
+// `const NAME: TYPE = LITERAL;`, at file level or among a kernel's declarations.
+struct Const : Pos {
+  Word name;
+  Word type;
+  Literal value;
+};
+
+struct Decl : x3::variant<Param, Shared, Const> {
   using base_type::base_type;
   using base_type::operator=;
 };
@@ -128,7 +142,7 @@ struct Decl : x3::variant<Param, Shared> {
 // that the syntax of a whole kernel body never exists at once.
 struct Kernel : Pos {
   std::string name;
-  uint32_t wx = 1, wy = 1, wz = 1;
+  Size wx, wy, wz;
   std::vector<Decl> decls;
 };
 
