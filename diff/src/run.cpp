@@ -208,6 +208,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   Report report;
   report.kernel = kernel.name();
   report.device = device.name();
+  report.groups = grid.groups;
   report.budget = registry.budget(kernel.name());
   report.controls = device.info().controls;
   const bool single = report.budget.single_rounding.has_value();
