@@ -93,7 +93,8 @@ TEST(DslLanguage, LogicalOperatorsOnBoolsAndTildeOnIntegers) {
   auto k = kernel("bools", {1}, {"x", "y"}, [](In<int32_t> x, Out<int32_t> y) {
     Value<uint32_t> i = global_id(0);
     Value<int32_t> v = x[i];
-    Value<bool> neg = v < 0, big = v > 100;
+    Value<bool> neg = v < 0;
+    Value<bool> big = v > 100;
     y[i] = select(!neg && !big, ~v, v);
   });
   EXPECT_EQ(run_interp<int32_t>(k, {-5, 0, 7, 101}, 4), (std::vector<int32_t>{-5, ~0, ~7, 101}));

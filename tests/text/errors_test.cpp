@@ -176,8 +176,7 @@ TEST(Errors, LongElseIfChainsCountAsNesting) {
     FAIL() << "accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Parse);
-    EXPECT_NE(e.message().find("nesting is deeper than 128 levels"), std::string::npos)
-        << e.what();
+    EXPECT_NE(e.message().find("nesting is deeper than 128 levels"), std::string::npos) << e.what();
   }
   std::string many;
   for (int i = 0; i < 20; ++i)
@@ -186,8 +185,8 @@ TEST(Errors, LongElseIfChainsCountAsNesting) {
   ASSERT_EQ(k.size(), 1u);
   EXPECT_EQ(k[0].body.size(), 20u);
   // A chain inside a block ends with the block.
-  std::string nested = "  if lt(n, 1:u32) {\n" + chain(100) + "  } else if lt(n, 2:u32) {\n" +
-                       chain(100) + "  }\n";
+  std::string nested =
+      "  if lt(n, 1:u32) {\n" + chain(100) + "  } else if lt(n, 2:u32) {\n" + chain(100) + "  }\n";
   EXPECT_NO_THROW(text::parse_verified(kHeader + nested + "}\n", "nested.hk"));
 }
 

@@ -214,8 +214,8 @@ auto const param_def = (kw_param >> not_assigned) > name > lit(':') > param_type
 
 struct size_r : Tagged {};
 x3::rule<size_r, ast::Size> const size = "a size (an unsigned 32-bit integer or a constant)";
-auto const size_def = (x3::uint_parser<uint32_t>() >> !idchar >> attr(std::string())) |
-                      (attr(uint32_t{0}) >> ident);
+auto const size_def =
+    (x3::uint_parser<uint32_t>() >> !idchar >> attr(std::string())) | (attr(uint32_t{0}) >> ident);
 
 struct shared_r : Tagged {};
 x3::rule<shared_r, ast::Shared> const shared = "a shared array";
@@ -228,8 +228,8 @@ auto const const_value_def = boolean | number;
 
 struct const_decl_r : Tagged {};
 x3::rule<const_decl_r, ast::Const> const const_decl = "a constant";
-auto const const_decl_def = (kw_const >> not_assigned) > name > lit(':') > type > lit('=') >
-                            const_value > lit(';');
+auto const const_decl_def = (kw_const >> not_assigned) > name > lit(':') > type >
+                            lit('=') > const_value > lit(';');
 
 x3::rule<class decl_r, ast::Decl> const decl = "a declaration";
 auto const decl_def = param | shared | const_decl;
@@ -253,8 +253,8 @@ auto const end_def = x3::eoi;
 BOOST_SPIRIT_DEFINE(ident, name, type, access, targ, kw_kernel, kw_workgroup, kw_param, kw_buffer,
                     kw_shared, kw_let, kw_if, kw_else, kw_for, kw_to, kw_step, kw_while, kw_const,
                     number_text, suffix, number, boolean, expr, targs, arg_items, args, call, index,
-                    stmt, close, block, let, assign, store, call_stmt, if_, else_if, else_body, for_,
-                    while_, jump_word, jump, param_type, param, size, shared, const_value,
+                    stmt, close, block, let, assign, store, call_stmt, if_, else_if, else_body,
+                    for_, while_, jump_word, jump, param_type, param, size, shared, const_value,
                     const_decl, decl, quoted, kernel_name, kernel, end)
 
 } // namespace grammar

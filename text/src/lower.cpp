@@ -157,9 +157,8 @@ private:
     const NamedConst& c = it->second;
     if (!ir::is_int(c.type))
       fail(s.offset, "constant '" + s.name + "' is " + tname(c.type) + "; a size is an integer");
-    int64_t v = ir::info(c.type).is_signed
-                    ? ir::sign_extend(c.bits, ir::info(c.type).bits)
-                    : static_cast<int64_t>(c.bits);
+    int64_t v = ir::info(c.type).is_signed ? ir::sign_extend(c.bits, ir::info(c.type).bits)
+                                           : static_cast<int64_t>(c.bits);
     if (v < 0 || (!ir::info(c.type).is_signed && c.bits > 0xffffffffull) || v > 0xffffffffll)
       fail(s.offset, "constant '" + s.name + "' is " + ir::print_constant(c.type, c.bits) +
                          ", not a size (an unsigned 32-bit integer)");

@@ -219,7 +219,8 @@ uint32_t next_token(std::string_view t, uint32_t i) {
 
 // Whether the word `w` stands at `i` (and no identifier character follows it).
 bool word_at(std::string_view t, uint32_t i, std::string_view w) {
-  return t.substr(i, w.size()) == w && (i + w.size() >= t.size() || !is_ident_char(t[i + w.size()]));
+  return t.substr(i, w.size()) == w &&
+         (i + w.size() >= t.size() || !is_ident_char(t[i + w.size()]));
 }
 
 } // namespace
@@ -250,7 +251,8 @@ void check_nesting(const Source& source) {
       uint32_t start = i;
       while (i + 1 < t.size() && is_ident_char(t[i + 1]))
         ++i;
-      if (word_at(t, start, "else") && i + 1 - start == 4 && word_at(t, next_token(t, i + 1), "if")) {
+      if (word_at(t, start, "else") && i + 1 - start == 4 &&
+          word_at(t, next_token(t, i + 1), "if")) {
         deeper(start);
         ++chained[braces];
       }

@@ -131,7 +131,7 @@ struct Report {
   std::string reference = "interp (two-step)";
   std::string device;
   std::array<uint32_t, 3> groups{0, 0, 0}; // the launch's workgroups along x, y and z
-  policy::Budget budget;       // as read from the registry when the comparison ran
+  policy::Budget budget;                   // as read from the registry when the comparison ran
   num::FloatControls controls; // the device's, applied to the reference and the comparison
   std::vector<BufferReport> buffers;
   std::vector<std::string> notes; // anything that limits what the comparison proves

@@ -111,7 +111,7 @@ template <class A, class B, class C> struct ternary_type {
   using type = binary_t<A, binary_t<B, C>>;
 };
 template <class A, class B, class C>
-requires(Literal<B> && Literal<C>) struct ternary_type<A, B, C> {
+requires(Literal<B>&& Literal<C>) struct ternary_type<A, B, C> {
   using type = value_elem_t<A>;
 };
 template <class A, class B, class C> using ternary_t = typename ternary_type<A, B, C>::type;
