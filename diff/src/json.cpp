@@ -175,7 +175,8 @@ std::string histogram_json(const UlpHistogram& h) {
 std::string to_json(const Report& r) {
   std::ostringstream out;
   out << "{\"kernel\": " << json_quote(r.kernel) << ", \"reference\": " << json_quote(r.reference)
-      << ", \"device\": " << json_quote(r.device) << ", \"ok\": " << (r.ok() ? "true" : "false")
+      << ", \"device\": " << json_quote(r.device) << ", \"groups\": [" << r.groups[0] << ", "
+      << r.groups[1] << ", " << r.groups[2] << "], \"ok\": " << (r.ok() ? "true" : "false")
       << ", \"violations\": " << r.violations()
       << ", \"budget\": {\"single_rounding\": " << reason_json(r.budget.single_rounding)
       << ", \"relaxed_accumulation\": " << reason_json(r.budget.relaxed_accumulation) << "}"

@@ -225,6 +225,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   Report report;
   report.kernel = kernel.name();
   report.device = device.name();
+  report.groups = grid.groups;
   report.budget = registry.budget(kernel.name());
   report.controls = device.info().controls;
   report.math_precision = std::string(ir::name(device.info().math));

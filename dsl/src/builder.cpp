@@ -67,7 +67,12 @@ ir::ExprId Builder::convert(ir::ExprId a, ir::ScalarType to, ir::RoundingMode r,
 }
 
 uint32_t Builder::new_local(ir::ScalarType type, const std::string& name) {
-  kernel_.locals.push_back({name.empty() ? "t" + std::to_string(temp_counter_++) : name, type});
+  std::string unique = name.empty() ? "t" + std::to_string(temp_counter_++) : name;
+  for (uint32_t n = 1; local_names_.count(unique); ++n)
+    unique =
+        (name.empty() ? "t" + std::to_string(temp_counter_++) : name + "_" + std::to_string(n));
+  local_names_.insert(unique);
+  kernel_.locals.push_back({std::move(unique), type});
   return static_cast<uint32_t>(kernel_.locals.size() - 1);
 }
 

@@ -225,6 +225,7 @@ private:
       case ir::Op::Abs:
       case ir::Op::Min:
       case ir::Op::Max:
+      case ir::Op::Clamp:
       case ir::Op::Fma:
       case ir::Op::Sqrt:
       case ir::Op::Rsqrt:
@@ -358,6 +359,7 @@ void acc_action(Exec& x, const CStmt& cs, const LaneMask& m) {
         case ir::Op::Abs:
         case ir::Op::Min:
         case ir::Op::Max:
+        case ir::Op::Clamp:
         case ir::Op::Fma:
         case ir::Op::Sqrt:
         case ir::Op::Rsqrt:

@@ -145,6 +145,7 @@ EvalFn convert_eval(const Program&, const Node& n) {
   case ir::Op::Abs:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::Fma:
   case ir::Op::Sqrt:
   case ir::Op::Rsqrt:

@@ -118,6 +118,9 @@ uint64_t s_min(num::Format f, uint64_t a, uint64_t b, uint64_t) {
 uint64_t s_max(num::Format f, uint64_t a, uint64_t b, uint64_t) {
   return num::max(f, a, b);
 }
+uint64_t s_clamp(num::Format f, uint64_t a, uint64_t lo, uint64_t hi) {
+  return num::clamp(f, a, lo, hi);
+}
 uint64_t s_floor(num::Format f, uint64_t a, uint64_t, uint64_t) {
   return num::floor(f, a);
 }
@@ -182,6 +185,7 @@ EvalFn general_eval(ir::Op op, bool flush) {
     HALFWAY_CASE(Sqrt, s_sqrt)
     HALFWAY_CASE(Min, s_min)
     HALFWAY_CASE(Max, s_max)
+    HALFWAY_CASE(Clamp, s_clamp)
     HALFWAY_CASE(Floor, s_floor)
     HALFWAY_CASE(Ceil, s_ceil)
     HALFWAY_CASE(Fract, s_fract)
@@ -268,6 +272,7 @@ template <class T> EvalFn fast_eval(ir::Op op) {
   case ir::Op::Abs:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::Rsqrt:
   case ir::Op::Exp:
   case ir::Op::Exp2:
@@ -332,6 +337,7 @@ template <class U> EvalFn sign_eval(ir::Op op) {
   case ir::Op::Rem:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::Fma:
   case ir::Op::Sqrt:
   case ir::Op::Rsqrt:

@@ -66,6 +66,18 @@ template <class U, class S> void max(Exec& x, const Node& n) {
   dense2<U>(x, n, [](U a, U b) { return static_cast<S>(b) > static_cast<S>(a) ? b : a; });
 }
 
+// min(max(x, lo), hi), by definition (specs/ir.md): hi when lo > hi.
+template <class U, class S> void clamp(Exec& x, const Node& n) {
+  const U* a = x.reg<U>(n.arg[0]);
+  const U* lo = x.reg<U>(n.arg[1]);
+  const U* hi = x.reg<U>(n.arg[2]);
+  U* __restrict r = x.reg<U>(n.reg);
+  for (uint32_t i = 0, w = x.width(); i < w; ++i) {
+    U m = static_cast<S>(lo[i]) > static_cast<S>(a[i]) ? lo[i] : a[i];
+    r[i] = static_cast<S>(hi[i]) < static_cast<S>(m) ? hi[i] : m;
+  }
+}
+
 template <class U, class S, bool Rem> void div(Exec& x, const Node& n) {
   const U* a = x.reg<U>(n.arg[0]);
   const U* b = x.reg<U>(n.arg[1]);
@@ -151,6 +163,8 @@ template <class U, class S> EvalFn typed(ir::Op op) {
     return min<U, S>;
   case ir::Op::Max:
     return max<U, S>;
+  case ir::Op::Clamp:
+    return clamp<U, S>;
   case ir::Op::And:
     return and_<U>;
   case ir::Op::Or:

@@ -43,6 +43,7 @@ EvalFn select_eval(const Program& p, const Node& n) {
   case ir::Op::Abs:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::Fma:
   case ir::Op::Sqrt:
   case ir::Op::Rsqrt:

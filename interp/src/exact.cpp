@@ -96,6 +96,7 @@ bool linear_terms(const std::vector<ExactSite::TreeOp>& tree, int i, bool negati
   case ir::Op::Abs:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::Sqrt:
   case ir::Op::Rsqrt:
   case ir::Op::Exp:

@@ -150,6 +150,7 @@ uint64_t model_value(Workspace& w, Exec& x, const ExactSite& s, uint32_t lane,
     case ir::Op::Abs:
     case ir::Op::Min:
     case ir::Op::Max:
+    case ir::Op::Clamp:
     case ir::Op::Sqrt:
     case ir::Op::Rsqrt:
     case ir::Op::Exp:
@@ -262,6 +263,7 @@ ExactValue exact_value_mpfr(Exec& x, const ExactSite& s, uint32_t lane) {
     case ir::Op::Abs:
     case ir::Op::Min:
     case ir::Op::Max:
+    case ir::Op::Clamp:
     case ir::Op::Sqrt:
     case ir::Op::Rsqrt:
     case ir::Op::Exp:

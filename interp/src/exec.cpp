@@ -86,6 +86,7 @@ void Exec::setup_fixed() {
     case ir::Op::Abs:
     case ir::Op::Min:
     case ir::Op::Max:
+    case ir::Op::Clamp:
     case ir::Op::Fma:
     case ir::Op::Sqrt:
     case ir::Op::Rsqrt:
@@ -169,6 +170,7 @@ void Exec::setup_lanes() {
       case ir::Op::Abs:
       case ir::Op::Min:
       case ir::Op::Max:
+      case ir::Op::Clamp:
       case ir::Op::Fma:
       case ir::Op::Sqrt:
       case ir::Op::Rsqrt:

@@ -319,6 +319,12 @@ Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile) 
     };
     return from_candidates({g(a[0].lo, a[1].lo), g(a[0].hi, a[1].hi)});
   }
+  case Op::Clamp: {
+    // Defined as min(max(x, lo), hi) on every device, so the interval is that composition.
+    const Iv inner[2] = {a[0], a[1]};
+    const Iv outer[2] = {float_op(Node{.op = Op::Max}, f, inner, profile), a[2]};
+    return float_op(Node{.op = Op::Min}, f, outer, profile);
+  }
   case Op::Fma: {
     if (a[0].undecided || a[1].undecided || a[2].undecided)
       return kUndecided;

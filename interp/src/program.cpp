@@ -38,6 +38,7 @@ NodeClass classify(ir::Op op) {
   case ir::Op::Abs:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::Fma:
   case ir::Op::Sqrt:
   case ir::Op::Rsqrt:

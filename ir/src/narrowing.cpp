@@ -47,6 +47,7 @@ public:
     case Op::Abs:
     case Op::Min:
     case Op::Max:
+    case Op::Clamp:
     case Op::Fma:
     case Op::Sqrt:
     case Op::Rsqrt:
@@ -165,6 +166,7 @@ public:
     case Op::Abs:
     case Op::Min:
     case Op::Max:
+    case Op::Clamp:
     case Op::Sqrt:
     case Op::Rsqrt:
     case Op::Exp:

@@ -107,6 +107,7 @@ public:
     case Op::Abs:
     case Op::Min:
     case Op::Max:
+    case Op::Clamp:
     case Op::Fma:
     case Op::Sqrt:
     case Op::Rsqrt:
@@ -192,15 +193,24 @@ private:
       out << ");\n";
       return;
     }
-    case StmtKind::If:
+    case StmtKind::If: {
       out << pad << "if " << expr(s.a) << " {\n";
       block(s.body, depth + 1);
-      if (!s.else_body.empty()) {
+      // An else block that is exactly one if statement prints as `else if` (the canonical form);
+      // a loop rather than recursion, as a chain may be long.
+      const Stmt* last = &s;
+      while (last->else_body.size() == 1 && last->else_body[0].kind == StmtKind::If) {
+        last = &last->else_body[0];
+        out << pad << "} else if " << expr(last->a) << " {\n";
+        block(last->body, depth + 1);
+      }
+      if (!last->else_body.empty()) {
         out << pad << "} else {\n";
-        block(s.else_body, depth + 1);
+        block(last->else_body, depth + 1);
       }
       out << pad << "}\n";
       return;
+    }
     case StmtKind::For:
       out << pad << "for " << local_decl(s.local) << " = " << expr(s.a) << " to " << expr(s.b)
           << " step " << expr(s.c) << " {\n";

@@ -364,6 +364,7 @@ private:
     case Op::Abs:
     case Op::Min:
     case Op::Max:
+    case Op::Clamp:
     case Op::Fma:
     case Op::Sqrt:
     case Op::Rsqrt:

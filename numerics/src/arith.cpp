@@ -143,6 +143,10 @@ uint64_t max(Format f, uint64_t a, uint64_t b) {
   return order_key(f, b) > order_key(f, a) ? b : a;
 }
 
+uint64_t clamp(Format f, uint64_t x, uint64_t lo, uint64_t hi) {
+  return min(f, max(f, x, lo), hi);
+}
+
 uint64_t abs(Format f, uint64_t a) {
   return a & ~info(f).sign_mask;
 }

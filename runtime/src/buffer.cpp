@@ -168,6 +168,21 @@ Grid Grid::for_lanes(const ir::Kernel& k, uint64_t lanes) {
   return Grid{{static_cast<uint32_t>(groups), 1, 1}};
 }
 
+Grid Grid::for_lanes(const ir::Kernel& k, const std::array<uint64_t, 3>& lanes) {
+  Grid g;
+  for (int d = 0; d < 3; ++d) {
+    uint64_t size = std::max<uint32_t>(1, k.workgroup[d]);
+    uint64_t groups = lanes[d] / size + (lanes[d] % size != 0);
+    if (groups > 0xffffffffull)
+      throw Error(ErrorKind::Usage,
+                  "grid of " + std::to_string(lanes[d]) + " lanes along " + "xyz"[d] +
+                      " needs more than 2^32 workgroups",
+                  {.kernel = k.name});
+    g.groups[d] = static_cast<uint32_t>(groups);
+  }
+  return g;
+}
+
 void check_args(const ir::Kernel& k, const Grid& grid, std::span<const Arg> args) {
   ErrorContext c;
   c.kernel = k.name;

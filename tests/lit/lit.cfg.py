@@ -40,6 +40,9 @@ config.substitutions.append(
     ("%status", "%s %s" % (lit_config.params.get("python", "python3"),
                            os.path.join(config.test_source_root, "status.py"))))
 
+# `%python`: the Python that runs lit, for small checks of dumped files.
+config.substitutions.append(("%python", lit_config.params.get("python", "python3")))
+
 # The parts of halfway this build has (tests/lit/CMakeLists.txt); by hand, assume all of them.
 features = lit_config.params.get("features", "llvm-codegen,spirv-codegen,cpu-device")
 for feature in features.split(","):

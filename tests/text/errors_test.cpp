@@ -109,14 +109,14 @@ TEST(Errors, MalformedText) {
       body("  let $true: bool = false;", {"'true' is a constant and cannot name a local"}),
       body("  let y: f32 = $-inf;", {"constant -inf needs a type suffix"}),
       body("  if lt(n, 1:u32) {\n    barrier;\n  } else $barrier;",
-           {"expected '{', found 'barrier'"}),
+           {"expected '{' or 'if', found 'barrier'"}),
       body("  for i: u32 = 0:u32 $step 1:u32 {\n  }", {"expected 'to', found 'step'"}),
       body("  let i $u32 = 0:u32;", {"expected ':', found 'u32'"}),
       file("$kernal k workgroup(1, 1, 1) {\n}\n",
            {"expected 'kernel' or the end of the text", "'kernal'"}),
       file("kernel workgroup$(1, 1, 1) {\n}\n", {"expected 'workgroup', found '('"}),
       file("kernel k workgroup(1, 1, $-1) {\n}\n",
-           {"expected a size (an unsigned 32-bit integer)"}),
+           {"expected a size (an unsigned 32-bit integer or a constant)"}),
       file("kernel k workgroup(1, 1, $99999999999) {\n}\n", {"expected a size"}),
       file("kernel \"k$\nworkgroup(1, 1, 1) {\n}\n", {"expected '\"', found end of line"}),
       file("kernel k workgroup(1, 1, 1) {\n  param x: buffer<f32, $rw>;\n}\n",
@@ -160,6 +160,34 @@ TEST(Errors, DeepNestingIsRefusedNotOverflowed) {
   for (int i = 0; i < 100; ++i)
     ok += ")";
   EXPECT_NO_THROW(text::parse_verified(kHeader + ok + ";\n}\n", "ok.hk"));
+}
+
+// Each `else if` nests one if deeper in the IR and in the parser: a long chain is refused like deep
+// braces, while as many links spread over separate chains are not.
+TEST(Errors, LongElseIfChainsCountAsNesting) {
+  auto chain = [](int links) {
+    std::string s = "  if lt(n, 0:u32) {\n  }";
+    for (int i = 0; i < links; ++i)
+      s += " else if lt(n, " + std::to_string(i) + ":u32) {\n    x[0:u32] = 1.0:f32;\n  }";
+    return s + "\n";
+  };
+  try {
+    text::parse_kernels(kHeader + chain(1000) + "}\n", "chain.hk");
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Parse);
+    EXPECT_NE(e.message().find("nesting is deeper than 128 levels"), std::string::npos) << e.what();
+  }
+  std::string many;
+  for (int i = 0; i < 20; ++i)
+    many += chain(100);
+  std::vector<ir::Kernel> k = text::parse_kernels(kHeader + many + "}\n", "chains.hk");
+  ASSERT_EQ(k.size(), 1u);
+  EXPECT_EQ(k[0].body.size(), 20u);
+  // A chain inside a block ends with the block.
+  std::string nested =
+      "  if lt(n, 1:u32) {\n" + chain(100) + "  } else if lt(n, 2:u32) {\n" + chain(100) + "  }\n";
+  EXPECT_NO_THROW(text::parse_verified(kHeader + nested + "}\n", "nested.hk"));
 }
 
 TEST(Errors, VerifierErrorsPointAtTheirSourceLine) {

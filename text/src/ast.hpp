@@ -87,6 +87,7 @@ struct Store : Pos {
   Expr value;
 };
 
+// `else if c { ... }` is read as an else block holding that one if statement.
 struct If : Pos {
   Expr cond;
   std::vector<Stmt> body;
@@ -116,22 +117,35 @@ struct Param : Pos {
   ParamType type;
 };
 
+// A workgroup or shared-array size: a number, or the name of a constant (name set).
+struct Size : Pos {
+  uint32_t value = 0;
+  std::string name;
+};
+
 struct Shared : Pos {
   Word name;
   Word type;
-  uint32_t size = 0;
-  std::vector<uint32_t> more; // the dimensions after the first, on a rank-2 or rank-3 array
+  Size size;
+  std::vector<Size> more; // the dimensions after the first, on a rank-2 or rank-3 array
 };
 
 // `let name: type[d0][d1]...;` among the declarations: a private (per-lane) array.
 struct Private : Pos {
   Word name;
   Word type;
-  uint32_t size = 0;
-  std::vector<uint32_t> more;
+  Size size;
+  std::vector<Size> more;
 };
 
-struct Decl : x3::variant<Param, Shared, Private> {
+// `const NAME: TYPE = LITERAL;`, at file level or among a kernel's declarations.
+struct Const : Pos {
+  Word name;
+  Word type;
+  Literal value;
+};
+
+struct Decl : x3::variant<Param, Shared, Private, Const> {
   using base_type::base_type;
   using base_type::operator=;
 };
@@ -140,7 +154,7 @@ struct Decl : x3::variant<Param, Shared, Private> {
 // that the syntax of a whole kernel body never exists at once.
 struct Kernel : Pos {
   std::string name;
-  uint32_t wx = 1, wy = 1, wz = 1;
+  Size wx, wy, wz;
   std::vector<Decl> decls;
 };
 

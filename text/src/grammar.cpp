@@ -21,8 +21,10 @@ BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::For, name, type, start, end, step,
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::While, cond, body)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::ParamType, type, access)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Param, name, type)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Size, value, name)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Shared, name, type, size, more)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Private, name, type, size, more)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Const, name, type, value)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Kernel, name, wx, wy, wz, decls)
 
 namespace halfway::text {
@@ -97,6 +99,7 @@ HALFWAY_KEYWORD(kw_for, "for")
 HALFWAY_KEYWORD(kw_to, "to")
 HALFWAY_KEYWORD(kw_step, "step")
 HALFWAY_KEYWORD(kw_while, "while")
+HALFWAY_KEYWORD(kw_const, "const")
 #undef HALFWAY_KEYWORD
 
 // Locals and buffers may be named like keywords. `else`, `param` and `shared` are tried where a
@@ -174,7 +177,12 @@ auto const call_stmt_def = call > lit(';');
 
 struct if_r : Tagged {};
 x3::rule<if_r, ast::If> const if_ = "an if statement";
-auto const if__def = kw_if > expr > block > -((kw_else >> not_assigned) > block);
+// `else if` chains: the else block is then that one if statement.
+x3::rule<class else_if_r, ast::Stmt> const else_if = "an if statement";
+x3::rule<class else_body_r, std::vector<ast::Stmt>> const else_body = "'{' or 'if'";
+auto const else_body_def = block | x3::repeat(1)[else_if];
+auto const if__def = kw_if > expr > block > -((kw_else >> not_assigned) > else_body);
+auto const else_if_def = if_;
 
 struct for_r : Tagged {};
 x3::rule<for_r, ast::For> const for_ = "a for statement";
@@ -206,12 +214,14 @@ struct param_r : Tagged {};
 x3::rule<param_r, ast::Param> const param = "a parameter";
 auto const param_def = (kw_param >> not_assigned) > name > lit(':') > param_type > lit(';');
 
-x3::rule<class size_r, uint32_t> const size = "a size (an unsigned 32-bit integer)";
-auto const size_def = x3::uint_parser<uint32_t>();
+struct size_r : Tagged {};
+x3::rule<size_r, ast::Size> const size = "a size (an unsigned 32-bit integer or a constant)";
+auto const size_def =
+    (x3::uint_parser<uint32_t>() >> !idchar >> attr(std::string())) | (attr(uint32_t{0}) >> ident);
 
 struct shared_r : Tagged {};
 x3::rule<shared_r, ast::Shared> const shared = "a shared array";
-x3::rule<class dims_r, std::vector<uint32_t>> const more_dims = "'[' or ';'";
+x3::rule<class dims_r, std::vector<ast::Size>> const more_dims = "'[' or ';'";
 auto const more_dims_def = *(lit('[') > size > lit(']'));
 
 auto const shared_def = (kw_shared >> not_assigned) > name > lit(':') > type > lit('[') > size >
@@ -224,8 +234,17 @@ x3::rule<private_r, ast::Private> const private_ = "a private array";
 auto const private__def = (kw_let >> name >> lit(':') >> type >> lit('[')) > size >
                           lit(']') > more_dims > lit(';');
 
+struct const_value_r : Tagged {};
+x3::rule<const_value_r, ast::Literal> const const_value = "a constant value";
+auto const const_value_def = boolean | number;
+
+struct const_decl_r : Tagged {};
+x3::rule<const_decl_r, ast::Const> const const_decl = "a constant";
+auto const const_decl_def = (kw_const >> not_assigned) > name > lit(':') > type >
+                            lit('=') > const_value > lit(';');
+
 x3::rule<class decl_r, ast::Decl> const decl = "a declaration";
-auto const decl_def = param | shared | private_;
+auto const decl_def = param | shared | private_ | const_decl;
 
 x3::rule<class quoted_r, std::string> const quoted = "a quoted name";
 auto const quoted_def =
@@ -244,11 +263,11 @@ x3::rule<class end_r> const end = "'kernel' or the end of the text";
 auto const end_def = x3::eoi;
 
 BOOST_SPIRIT_DEFINE(ident, name, type, access, targ, kw_kernel, kw_workgroup, kw_param, kw_buffer,
-                    kw_shared, kw_let, kw_if, kw_else, kw_for, kw_to, kw_step, kw_while,
+                    kw_shared, kw_let, kw_if, kw_else, kw_for, kw_to, kw_step, kw_while, kw_const,
                     number_text, suffix, number, boolean, expr, targs, arg_items, args, call, index,
-                    stmt, close, block, let, assign, store, call_stmt, if_, for_, while_, jump_word,
-                    jump, param_type, param, size, more_dims, shared, private_, decl, quoted,
-                    kernel_name, kernel, end)
+                    stmt, close, block, let, assign, store, call_stmt, if_, else_if, else_body,
+                    for_, while_, jump_word, jump, param_type, param, size, more_dims, shared,
+                    private_, const_value, const_decl, decl, quoted, kernel_name, kernel, end)
 
 } // namespace grammar
 
@@ -304,8 +323,10 @@ bool parse_at(const Source& source, uint32_t& pos, const Rule& rule, Attr& out) 
 
 } // namespace
 
-std::optional<ast::Kernel> SyntaxReader::next_kernel() {
+std::optional<ast::Kernel> SyntaxReader::next_kernel(std::vector<ast::Const>& consts) {
   boost::spirit::x3::unused_type none;
+  for (ast::Const c; parse_at(source_, pos_, grammar::const_decl, c); c = ast::Const())
+    consts.push_back(std::move(c));
   if (parse_at(source_, pos_, grammar::end, none))
     return std::nullopt;
   ast::Kernel k;

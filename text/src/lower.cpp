@@ -1,6 +1,8 @@
 #include "lower.hpp"
 
 #include "grammar.hpp"
+#include "halfway/ir/bits.hpp"
+#include "halfway/ir/printer.hpp"
 #include "literal.hpp"
 
 #include <algorithm>
@@ -43,9 +45,39 @@ bool reserved(const std::string& n) {
   return n == "true" || n == "false" || n == "inf";
 }
 
+// A named constant (`const NAME: TYPE = LITERAL;`): its uses become constant nodes of its value.
+struct NamedConst {
+  ScalarType type;
+  uint64_t bits;
+  uint32_t offset; // of its name in the text
+};
+using Constants = std::unordered_map<std::string, NamedConst>;
+
+// Checks a constant's declaration and returns its value; `visible` are the constants in scope.
+NamedConst constant_value(const Source& src, const ast::Const& c, const Constants& visible) {
+  if (reserved(c.name.text))
+    src.fail(c.name.offset, "'" + c.name.text + "' is a constant and cannot name a constant");
+  if (auto it = visible.find(c.name.text); it != visible.end())
+    src.fail(c.name.offset, "constant '" + c.name.text + "' is already defined at line " +
+                                std::to_string(src.line_of(it->second.offset)));
+  NamedConst out{scalar_type(src, c.type), 0, c.name.offset};
+  const ast::Literal& v = c.value;
+  const bool is_bool_text = v.text == "true" || v.text == "false";
+  if (!v.type.empty() && v.type != tname(out.type))
+    src.fail(v.offset, "constant '" + c.name.text + "' is declared " + tname(out.type) +
+                           " but its value " + v.text + ":" + v.type + " is " + v.type);
+  if (is_bool_text != (out.type == ScalarType::Bool))
+    src.fail(v.offset, "constant '" + c.name.text + "' is declared " + tname(out.type) +
+                           " but its value " + v.text + " is " +
+                           (is_bool_text ? "a bool" : "a number"));
+  out.bits = literal_bits(src, v, out.type);
+  return out;
+}
+
 class Lowerer {
 public:
-  explicit Lowerer(const Source& source) : src_(source) {}
+  Lowerer(const Source& source, const Constants& file_consts)
+      : src_(source), consts_(file_consts) {}
 
   // The kernel's header and declarations; then each top-level statement in order; then finish().
   void begin(const ast::Kernel& ak, const BodySize& size) {
@@ -55,7 +87,7 @@ public:
     map_.stmts.reserve(std::min<uint64_t>(size.statements, src_.lines()));
     map_.header = ak.offset;
     k_.name = ak.name;
-    k_.workgroup = {ak.wx, ak.wy, ak.wz};
+    k_.workgroup = {size_of(ak.wx), size_of(ak.wy), size_of(ak.wz)};
     for (const ast::Decl& d : ak.decls)
       boost::apply_visitor([&](const auto& decl) { declare(decl); }, d.get());
     scopes_.emplace_back();
@@ -74,6 +106,9 @@ private:
   void check_new_name(const ast::Word& n, const char* what) {
     if (reserved(n.text))
       fail(n.offset, "'" + n.text + "' is a constant and cannot name a " + what);
+    if (auto it = consts_.find(n.text); it != consts_.end())
+      fail(n.offset, "duplicate name '" + n.text + "': the constant at line " +
+                         std::to_string(src_.line_of(it->second.offset)) + " has it");
     for (const ir::Param& p : k_.params)
       if (p.name == n.text)
         fail(n.offset, "duplicate name '" + n.text + "': a parameter has it");
@@ -109,28 +144,63 @@ private:
     k_.privates.push_back(array(p, "private array"));
   }
 
-  // The IR's one spelling of a shape (ir::SharedArray): rank 1 keeps dims empty. A size that
-  // does not fit the IR (2^32 elements or more) is reported here, where the text says it.
+  // The IR's one spelling of a shape (ir::SharedArray): rank 1 keeps dims empty. Every dimension
+  // is a number or a named constant. A size that does not fit the IR (2^32 elements or more) is
+  // reported here, where the text says it.
   template <class Decl> ir::SharedArray array(const Decl& d, const char* what) {
     if (d.more.size() > 2)
       fail(d.name.offset, std::string(what) + " '" + d.name.text + "' has " +
                               std::to_string(d.more.size() + 1) +
                               " dimensions; arrays have 1 to 3");
-    ir::SharedArray a{d.name.text, scalar_type(src_, d.type), d.size, {0, 0, 0}};
+    uint32_t first = size_of(d.size);
+    ir::SharedArray a{d.name.text, scalar_type(src_, d.type), first, {0, 0, 0}};
     if (d.more.empty())
       return a;
-    a.dims[0] = d.size;
-    uint64_t product = d.size;
+    a.dims[0] = first;
+    uint64_t product = first;
     for (size_t i = 0; i < d.more.size(); ++i) {
-      if (d.size == 0 || d.more[i] == 0)
+      uint32_t dim = size_of(d.more[i]);
+      if (first == 0 || dim == 0)
         fail(d.name.offset, std::string(what) + " '" + d.name.text + "' has a dimension of size 0");
-      a.dims[i + 1] = d.more[i];
-      product *= d.more[i]; // below 2^32 * 2^32 at each step, checked before the next
+      a.dims[i + 1] = dim;
+      product *= dim; // below 2^32 * 2^32 at each step, checked before the next
       if (product > 0xffffffffull)
         fail(d.name.offset, std::string(what) + " '" + d.name.text + "' has 2^32 elements or more");
     }
     a.size = static_cast<uint32_t>(product);
     return a;
+  }
+
+  void declare(const ast::Const& c) {
+    NamedConst v = constant_value(src_, c, consts_);
+    for (const ir::Param& p : k_.params)
+      if (p.name == c.name.text)
+        fail(c.name.offset, "duplicate name '" + c.name.text + "': a parameter has it");
+    for (const ir::SharedArray& s : k_.shared)
+      if (s.name == c.name.text)
+        fail(c.name.offset, "duplicate name '" + c.name.text + "': a shared array has it");
+    for (const ir::PrivateArray& a : k_.privates)
+      if (a.name == c.name.text)
+        fail(c.name.offset, "duplicate name '" + c.name.text + "': a private array has it");
+    consts_.emplace(c.name.text, v);
+  }
+
+  // A workgroup size or an array dimension: a number, or an integer constant in [0, 2^32).
+  uint32_t size_of(const ast::Size& s) const {
+    if (s.name.empty())
+      return s.value;
+    auto it = consts_.find(s.name);
+    if (it == consts_.end())
+      fail(s.offset, "unknown constant '" + s.name + "'; a size is a number or a constant");
+    const NamedConst& c = it->second;
+    if (!ir::is_int(c.type))
+      fail(s.offset, "constant '" + s.name + "' is " + tname(c.type) + "; a size is an integer");
+    int64_t v = ir::info(c.type).is_signed ? ir::sign_extend(c.bits, ir::info(c.type).bits)
+                                           : static_cast<int64_t>(c.bits);
+    if (v < 0 || (!ir::info(c.type).is_signed && c.bits > 0xffffffffull) || v > 0xffffffffll)
+      fail(s.offset, "constant '" + s.name + "' is " + ir::print_constant(c.type, c.bits) +
+                         ", not a size (an unsigned 32-bit integer)");
+    return static_cast<uint32_t>(v);
   }
 
   ir::Access access(const ast::Word& w) {
@@ -144,6 +214,9 @@ private:
   uint32_t declare_local(const ast::Word& n, ScalarType type) {
     if (reserved(n.text))
       fail(n.offset, "'" + n.text + "' is a constant and cannot name a local");
+    if (auto it = consts_.find(n.text); it != consts_.end())
+      fail(n.offset, "local '" + n.text + "' would shadow the constant declared at line " +
+                         std::to_string(src_.line_of(it->second.offset)));
     k_.locals.push_back({n.text, type});
     uint32_t id = static_cast<uint32_t>(k_.locals.size() - 1);
     scopes_.back().push_back(id);
@@ -267,6 +340,12 @@ private:
     if (p != kNone)
       fail(w.offset, "'" + w.text + "' is a buffer: read an element with " + w.text +
                          "[i] or its length with len(" + w.text + ")");
+    if (auto it = consts_.find(w.text); it != consts_.end()) {
+      e.op = ir::Op::Const;
+      e.type = it->second.type;
+      e.imm = it->second.bits;
+      return add(e, w.offset);
+    }
     if (find_shared(w.text) != kNone)
       fail(w.offset, "'" + w.text + "' is a shared array: read an element with " + w.text + "[i]");
     if (find_private(w.text) != kNone)
@@ -611,6 +690,7 @@ private:
   }
 
   const Source& src_;
+  Constants consts_; // the file's constants declared so far, then the kernel's own
   ir::Kernel k_;
   SourceMap map_;
   std::vector<std::vector<uint32_t>> scopes_;
@@ -632,17 +712,24 @@ std::vector<Lowered> parse_source(const Source& source) {
   check_nesting(source);
   SyntaxReader reader(source);
   std::vector<Lowered> out;
-  while (std::optional<ast::Kernel> k = reader.next_kernel()) {
+  Constants file_consts;
+  std::vector<ast::Const> decls;
+  while (std::optional<ast::Kernel> k = reader.next_kernel(decls)) {
+    for (const ast::Const& c : decls)
+      file_consts.emplace(c.name.text, constant_value(source, c, file_consts));
+    decls.clear();
     for (const Lowered& earlier : out)
       if (earlier.kernel.name == k->name)
         source.fail(k->offset, "duplicate kernel name '" + k->name + "'; the first is at line " +
                                    std::to_string(source.line_of(earlier.map.header)));
-    Lowerer lowerer(source);
+    Lowerer lowerer(source, file_consts);
     lowerer.begin(*k, estimate_body(source, reader.position()));
     while (std::optional<ast::Stmt> s = reader.next_statement())
       lowerer.statement(*s);
     out.push_back(lowerer.finish());
   }
+  for (const ast::Const& c : decls) // after the last kernel: checked, though nothing uses them
+    file_consts.emplace(c.name.text, constant_value(source, c, file_consts));
   return out;
 }
 

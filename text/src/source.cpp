@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <vector>
 
 namespace halfway::text {
 
@@ -195,9 +196,48 @@ BodySize estimate_body(const Source& source, uint32_t offset) {
   return out;
 }
 
+namespace {
+
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// The offset of the next token after `i`, past whitespace and comments.
+uint32_t next_token(std::string_view t, uint32_t i) {
+  while (i < t.size()) {
+    if (std::isspace(static_cast<unsigned char>(t[i]))) {
+      ++i;
+    } else if (t[i] == '/' && i + 1 < t.size() && t[i + 1] == '/') {
+      while (i < t.size() && t[i] != '\n')
+        ++i;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// Whether the word `w` stands at `i` (and no identifier character follows it).
+bool word_at(std::string_view t, uint32_t i, std::string_view w) {
+  return t.substr(i, w.size()) == w &&
+         (i + w.size() >= t.size() || !is_ident_char(t[i + w.size()]));
+}
+
+} // namespace
+
 void check_nesting(const Source& source) {
   std::string_view t = source.text();
   uint32_t depth = 0;
+  // Each `else if` nests the following if inside the else block, one level deeper for the parser,
+  // until the chain ends: chained[d] counts the open `else if` levels of the chain at brace depth
+  // d, released at the first `}` back to d that no `else` follows.
+  std::vector<uint32_t> chained(1, 0);
+  uint32_t braces = 0;
+  auto deeper = [&](uint32_t at) {
+    if (++depth > kMaxNesting)
+      source.fail(at, "nesting is deeper than " + std::to_string(kMaxNesting) +
+                          " levels of parentheses, brackets, braces and else-if chains");
+  };
   for (uint32_t i = 0; i < t.size(); ++i) {
     char c = t[i];
     if (c == '/' && i + 1 < t.size() && t[i + 1] == '/') { // comment: to the end of the line
@@ -207,12 +247,34 @@ void check_nesting(const Source& source) {
       for (++i; i < t.size() && t[i] != '"' && t[i] != '\n'; ++i)
         if (t[i] == '\\')
           ++i;
+    } else if (is_ident_char(c)) { // a word: `else if` opens a level
+      uint32_t start = i;
+      while (i + 1 < t.size() && is_ident_char(t[i + 1]))
+        ++i;
+      if (word_at(t, start, "else") && i + 1 - start == 4 &&
+          word_at(t, next_token(t, i + 1), "if")) {
+        deeper(start);
+        ++chained[braces];
+      }
     } else if (c == '(' || c == '[' || c == '{') {
-      if (++depth > kMaxNesting)
-        source.fail(i, "nesting is deeper than " + std::to_string(kMaxNesting) +
-                           " levels of parentheses, brackets and braces");
+      deeper(i);
+      if (c == '{') {
+        ++braces;
+        if (chained.size() <= braces)
+          chained.push_back(0);
+        chained[braces] = 0;
+      }
     } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
       --depth;
+      if (c == '}' && braces > 0) {
+        depth -= chained[braces]; // a chain left open inside the block ends with it
+        chained[braces] = 0;
+        --braces;
+        if (chained[braces] > 0 && !word_at(t, next_token(t, i + 1), "else")) {
+          depth -= chained[braces];
+          chained[braces] = 0;
+        }
+      }
     }
   }
 }

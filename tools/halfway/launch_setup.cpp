@@ -13,6 +13,7 @@
 #include "npy.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cfloat>
 #include <charconv>
@@ -262,11 +263,51 @@ ir::VerifiedKernel KernelChoice::load() const {
   return f.verify(size_t{0});
 }
 
+namespace {
+
+// "N", "XxY" or "XxYxZ": a size per dimension, the missing ones 1. A single number keeps its old
+// checks and messages (parse_count); in the 2-D and 3-D forms every size is at least 1.
+std::array<uint64_t, 3> parse_dims(const std::string& kernel, const std::string& text,
+                                   const std::string& option) {
+  std::array<uint64_t, 3> out{1, 1, 1};
+  if (text.find('x') == std::string::npos) {
+    out[0] = parse_count(text, option);
+    return out;
+  }
+  const std::string shown = option + " " + escape_for_terminal(text);
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t end = text.find('x', start);
+    parts.push_back(text.substr(start, end == std::string::npos ? end : end - start));
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  if (parts.size() > 3)
+    usage(kernel, shown + ": at most three sizes (X, XxY or XxYxZ)");
+  for (size_t d = 0; d < parts.size(); ++d) {
+    const std::string& p = parts[d];
+    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos)
+      usage(kernel, shown + ": expected X, XxY or XxYxZ, each a decimal integer");
+    auto r = std::from_chars(p.data(), p.data() + p.size(), out[d]);
+    if (r.ec != std::errc())
+      usage(kernel, shown + ": " + p + " is too large");
+    if (out[d] == 0)
+      usage(kernel, shown + ": every size is at least 1 (the size along " + "xyz"[d] + " is 0)");
+  }
+  return out;
+}
+
+} // namespace
+
 void LaunchSetup::add_options(CLI::App& sub) {
-  grid_option = sub.add_option("--grid", grid, "Lanes along x (rounded up to whole workgroups)")
+  grid_option = sub.add_option("--grid", grid,
+                               "Lanes: N along x, or XxY or XxYxZ; rounded up to whole "
+                               "workgroups in each dimension")
                     ->type_name("LANES");
-  groups_option =
-      sub.add_option("--groups", groups, "Workgroups along x (instead of --grid)")->type_name("N");
+  groups_option = sub.add_option("--groups", groups,
+                                 "Workgroups (instead of --grid): N along x, or XxY or XxYxZ")
+                      ->type_name("N");
   sub.add_option("--buffer,-b", buffers,
                  "NAME=SPEC: SPEC is random[:N], zeros[:N], iota[:N] or a file (.npy or raw "
                  "little-endian); N defaults to the grid's lanes");
@@ -301,22 +342,40 @@ diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
   const bool has_groups = groups_option && groups_option->count() > 0;
   if (has_grid && has_groups)
     usage(k.name, "give --grid or --groups, not both");
-  const uint64_t width = k.workgroup[0];
   const uint64_t max_groups = 0xffffffffull;
-  uint64_t lanes = 0;
+  // Lanes per dimension (README, "Grids"): --grid gives them, rounded up to whole workgroups per
+  // dimension; --groups gives workgroups, each of the kernel's workgroup size.
+  std::array<uint64_t, 3> lanes3{0, 1, 1};
   if (has_groups) {
-    uint64_t g = parse_count(groups, "--groups");
-    if (g > max_groups)
-      usage(k.name, "--groups " + groups + ": more than the " + std::to_string(max_groups) +
-                        " workgroups a grid can have along x");
-    lanes = *checked_mul(g, width); // both below 2^32
+    std::array<uint64_t, 3> g = parse_dims(k.name, groups, "--groups");
+    for (int d = 0; d < 3; ++d) {
+      if (g[d] > max_groups)
+        usage(k.name, "--groups " + escape_for_terminal(groups) + ": more than the " +
+                          std::to_string(max_groups) + " workgroups a grid can have along " +
+                          "xyz"[d]);
+      lanes3[d] = *checked_mul(g[d], uint64_t{k.workgroup[d]}); // both below 2^32
+    }
   } else if (has_grid) {
-    lanes = parse_count(grid, "--grid");
-    uint64_t g = lanes / width + (lanes % width != 0);
-    if (g > max_groups)
-      usage(k.name, "--grid " + grid + ": " + grid + " lanes need " + std::to_string(g) +
-                        " workgroups of " + std::to_string(width) + " lanes, more than the " +
-                        std::to_string(max_groups) + " a grid can have along x");
+    lanes3 = parse_dims(k.name, grid, "--grid");
+    for (int d = 0; d < 3; ++d) {
+      const uint64_t width = std::max<uint32_t>(1, k.workgroup[d]);
+      uint64_t g = lanes3[d] / width + (lanes3[d] % width != 0);
+      if (g > max_groups)
+        usage(k.name, "--grid " + escape_for_terminal(grid) + ": " + std::to_string(lanes3[d]) +
+                          " lanes need " + std::to_string(g) + " workgroups of " +
+                          std::to_string(width) + " lanes, more than the " +
+                          std::to_string(max_groups) + " a grid can have along " + "xyz"[d]);
+    }
+  }
+  // Buffers default to one element per lane of the whole grid.
+  uint64_t lanes = lanes3[0];
+  for (int d = 1; d < 3 && lanes; ++d) {
+    auto product = checked_mul(lanes, lanes3[d]);
+    if (!product)
+      usage(k.name, std::string(has_grid ? "--grid " + escape_for_terminal(grid)
+                                         : "--groups " + escape_for_terminal(groups)) +
+                        ": more than 2^64 lanes in all");
+    lanes = *product;
   }
   // --inputs sweep[:BUFFER]: the swept buffer has one element per code, and so does the grid.
   std::optional<in::Sweep> sweep;
@@ -413,6 +472,8 @@ diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
   }
 
   in::KernelInputs result = in::make_inputs(k, lanes, *kind, seed_value, scalars);
+  if (has_grid || has_groups)
+    result.grid = rt::Grid::for_lanes(k, lanes3);
   if (sweep) {
     size_t slot = 0;
     for (uint32_t i = 0; i < sweep->param; ++i)

@@ -28,6 +28,7 @@ bool invariant(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s) {
   case ir::Op::Mul:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::And:
   case ir::Op::Or:
   case ir::Op::Xor:

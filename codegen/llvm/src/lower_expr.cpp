@@ -70,6 +70,7 @@ Val Lowering::expr_uncached(ir::ExprId id) {
     case ir::Op::Abs:
     case ir::Op::Min:
     case ir::Op::Max:
+    case ir::Op::Clamp:
     case ir::Op::Fma:
     case ir::Op::Sqrt:
     case ir::Op::Rsqrt:
@@ -207,6 +208,7 @@ Val Lowering::builtin(const ir::Expr& e) {
   case ir::Op::Abs:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::Fma:
   case ir::Op::Sqrt:
   case ir::Op::Rsqrt:
@@ -339,6 +341,12 @@ Val Lowering::float_op(ir::ExprId id, const ir::Expr& e) {
     llvm::Value* a = arg(0); // operands in order: checked loads fail in evaluation order
     llvm::Value* b = arg(1);
     return {min_max(e.op == ir::Op::Max, a, b, t)};
+  }
+  case ir::Op::Clamp: { // min(max(x, lo), hi), by definition (specs/ir.md)
+    llvm::Value* x = arg(0);
+    llvm::Value* lo = arg(1);
+    llvm::Value* hi = arg(2);
+    return {min_max(false, min_max(true, x, lo, t), hi, t)};
   }
   case ir::Op::Fma: {
     llvm::Value* a = arg(0);

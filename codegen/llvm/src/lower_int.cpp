@@ -31,6 +31,11 @@ Val Lowering::int_op(ir::ExprId id, const ir::Expr& e) {
   case ir::Op::Max:
     return {
         b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b)};
+  case ir::Op::Clamp: // min(max(x, lo), hi), by definition (specs/ir.md)
+    return {b_.CreateBinaryIntrinsic(
+        is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin,
+        b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b),
+        expr(e.args[2]).v)};
   case ir::Op::And:
     return {b_.CreateAnd(a, b)};
   case ir::Op::Or:

@@ -215,6 +215,9 @@ unsigned Lowering::jam_factor(const Part& part) {
     case ir::Op::Max:
       return !ir::is_float(e.type) && self(self, e.args[0], depth + 1) &&
              self(self, e.args[1], depth + 1);
+    case ir::Op::Clamp:
+      return !ir::is_float(e.type) && self(self, e.args[0], depth + 1) &&
+             self(self, e.args[1], depth + 1) && self(self, e.args[2], depth + 1);
     case ir::Op::GlobalId:
     case ir::Op::LocalId:
     case ir::Op::Load:

@@ -23,6 +23,7 @@ NanState result_nan_state(const ir::Kernel& k, const ir::Expr& e, const NanState
   case ir::Op::Copysign:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
     return NanState::Clean;
   case ir::Op::LocalGet:
     return NanState::Clean; // the caller substitutes the local's state

@@ -48,6 +48,7 @@ std::optional<MulAdd> match_mul_add(const ir::Kernel& k, ir::ExprId producer) {
   case ir::Op::Abs:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::Sqrt:
   case ir::Op::Rsqrt:
   case ir::Op::Exp:

@@ -65,6 +65,7 @@ bool pure_int(const ir::Kernel& k, ir::ExprId id, const std::vector<LocalStorage
   case ir::Op::Abs:
   case ir::Op::Min:
   case ir::Op::Max:
+  case ir::Op::Clamp:
   case ir::Op::Fma:
   case ir::Op::Sqrt:
   case ir::Op::Rsqrt:

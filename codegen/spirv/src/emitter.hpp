@@ -133,6 +133,8 @@ private:
   Val eval_pack(const ir::Expr& e);
   Val eval_unpack(const ir::Expr& e);
   Val eval_float_min_max(const ir::Expr& e, bool is_min);
+  uint32_t float_min_max(uint32_t a, uint32_t b, bool is_min, uint32_t type, uint32_t width);
+  Val eval_clamp(const ir::Expr& e);
   Val eval_copysign(const ir::Expr& e);
   Val eval_select(const ir::Expr& e);
   uint32_t index(ir::ExprId id);

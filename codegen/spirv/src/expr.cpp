@@ -121,6 +121,8 @@ Val Emitter::eval_special(ir::ExprId id, const ir::Expr& e, Special which) {
     return eval_float_min_max(e, true);
   case Special::FloatMax:
     return eval_float_min_max(e, false);
+  case Special::Clamp:
+    return eval_clamp(e);
   case Special::Copysign:
     return eval_copysign(e);
   case Special::Identity:
@@ -352,6 +354,7 @@ Val Emitter::eval_leaf(ir::ExprId id, const ir::Expr& e) {
   case Op::Abs:
   case Op::Min:
   case Op::Max:
+  case Op::Clamp:
   case Op::Fma:
   case Op::Sqrt:
   case Op::Rsqrt:
@@ -468,6 +471,11 @@ Val Emitter::eval_float_min_max(const ir::Expr& e, bool is_min) {
   uint32_t type = repr == Repr::F32 ? t_f32() : repr_type(t, repr);
   uint32_t width = t == ScalarType::F64 ? 64 : 32;
   uint32_t a = get(e.args[0], repr), b = get(e.args[1], repr);
+  return {float_min_max(a, b, is_min, type, width), repr};
+}
+
+uint32_t Emitter::float_min_max(uint32_t a, uint32_t b, bool is_min, uint32_t type,
+                                uint32_t width) {
   uint32_t a_less = b_.op(O::OpFOrdLessThan, t_bool(), {a, b});
   uint32_t b_less = b_.op(O::OpFOrdLessThan, t_bool(), {b, a});
   uint32_t a_neg = sign_bit(a, width);
@@ -478,7 +486,26 @@ Val Emitter::eval_float_min_max(const ir::Expr& e, bool is_min) {
   r = b_.op(O::OpSelect, type, {b_less, is_min ? b : a, r});
   r = b_.op(O::OpSelect, type, {b_.op(O::OpIsNan, t_bool(), {b}), a, r});
   r = b_.op(O::OpSelect, type, {b_.op(O::OpIsNan, t_bool(), {a}), b, r});
-  return {r, repr};
+  return r;
+}
+
+// clamp(x, lo, hi) = min(max(x, lo), hi) (specs/ir.md). Not GLSL's FClamp/NClamp/SClamp/UClamp:
+// they are undefined when lo > hi, and FClamp's NaN rules differ from minNum/maxNum.
+Val Emitter::eval_clamp(const ir::Expr& e) {
+  ScalarType t = e.type;
+  if (ir::is_float(t)) {
+    Repr repr = (t == ScalarType::F32 || t == ScalarType::F64) ? Repr::Native : Repr::F32;
+    uint32_t type = repr == Repr::F32 ? t_f32() : repr_type(t, repr);
+    uint32_t width = t == ScalarType::F64 ? 64 : 32;
+    uint32_t x = get(e.args[0], repr), lo = get(e.args[1], repr), hi = get(e.args[2], repr);
+    return {float_min_max(float_min_max(x, lo, false, type, width), hi, true, type, width), repr};
+  }
+  const bool is_signed = ir::info(t).is_signed;
+  uint32_t type = repr_type(t, Repr::Native);
+  uint32_t x = get(e.args[0], Repr::Native), lo = get(e.args[1], Repr::Native),
+           hi = get(e.args[2], Repr::Native);
+  uint32_t m = b_.ext_glsl(type, is_signed ? GLSLstd450SMax : GLSLstd450UMax, {x, lo});
+  return {b_.ext_glsl(type, is_signed ? GLSLstd450SMin : GLSLstd450UMin, {m, hi}), Repr::Native};
 }
 
 Val Emitter::eval_copysign(const ir::Expr& e) {

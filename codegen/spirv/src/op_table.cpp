@@ -67,6 +67,7 @@ constexpr SpirvRow kRows[] = {
     {Abs, glsl(GLSLstd450FAbs), glsl(GLSLstd450SAbs), special(Special::Identity), none()},
     {Min, special(Special::FloatMin), glsl(GLSLstd450SMin), glsl(GLSLstd450UMin), none()},
     {Max, special(Special::FloatMax), glsl(GLSLstd450SMax), glsl(GLSLstd450UMax), none()},
+    all(Clamp, special(Special::Clamp)),
     {Fma, glsl(GLSLstd450Fma), none(), none(), none(), false, false, true},
     math(Sqrt, GLSLstd450Sqrt, false),
     math(Rsqrt, GLSLstd450InverseSqrt, false),

@@ -20,6 +20,7 @@ enum class Special : uint32_t {
   Unpack,
   FloatMin, // IEEE minNum with -0 < +0, select-based (exact on every driver)
   FloatMax,
+  Clamp, // min(max(x, lo), hi) from the min and max above: GLSL's clamps differ when lo > hi
   Copysign,
   Identity, // abs of an unsigned integer
   Select,

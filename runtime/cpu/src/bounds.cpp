@@ -339,6 +339,13 @@ private:
       if (!all_known(2))
         return Range::any();
       return Range::of(std::max(a[0].lo, a[1].lo), std::max(a[0].hi, a[1].hi));
+    case ir::Op::Clamp: // min(max(x, lo), hi)
+      if (all_known(3))
+        return Range::of(std::min(std::max(a[0].lo, a[1].lo), a[2].lo),
+                         std::min(std::max(a[0].hi, a[1].hi), a[2].hi));
+      if (a[2].known)
+        return Range::of(0, a[2].hi);
+      return Range::any();
     case ir::Op::And:
       if (a[0].known && a[1].known)
         return Range::of(0, std::min(a[0].hi, a[1].hi));

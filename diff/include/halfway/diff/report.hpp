@@ -137,7 +137,8 @@ struct Report {
   std::string kernel;
   std::string reference = "interp (two-step)";
   std::string device;
-  policy::Budget budget;       // as read from the registry when the comparison ran
+  std::array<uint32_t, 3> groups{0, 0, 0}; // the launch's workgroups along x, y and z
+  policy::Budget budget;                   // as read from the registry when the comparison ran
   num::FloatControls controls; // the device's, applied to the reference and the comparison
   std::vector<BufferReport> buffers;
   std::vector<std::string> notes; // anything that limits what the comparison proves
@@ -167,7 +168,7 @@ struct Report {
 std::string to_text(const Report& report);
 
 // One JSON object (no trailing newline):
-// {"kernel", "reference", "device", "ok", "violations",
+// {"kernel", "reference", "device", "groups": [x, y, z], "ok", "violations",
 //  "budget": {"single_rounding": {"held", "reason"}, "relaxed_accumulation": {"held", "reason"}},
 //  "float_controls": {"flush_f16", "flush_f32", "flush_f64", "preserve_signed_zero_inf_nan"},
 //  "inconclusive": [{"buffer", "reason"}], "inconclusive_accepted",

@@ -7,6 +7,7 @@
 #include "halfway/ir/kernel.hpp"
 
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace halfway::dsl {
@@ -31,7 +32,8 @@ public:
                      ir::RoundingMode r = ir::RoundingMode::NearestEven, bool saturate = false);
   ir::ScalarType type_of(ir::ExprId e) const { return kernel_.exprs[e].type; }
 
-  // A fresh local; an empty name gets "t<N>".
+  // A fresh local; an empty name gets "t<N>". Names are unique in the kernel: a name already
+  // taken (a Var declared in a C++ loop, say) gets the first free suffix "_1", "_2", ...
   uint32_t new_local(ir::ScalarType type, const std::string& name = "");
   uint32_t add_param(ir::Param p);
   uint32_t add_shared(ir::SharedArray s);
@@ -54,6 +56,7 @@ private:
   std::vector<std::vector<ir::Stmt>*> blocks_;
   Builder* previous_;
   uint32_t temp_counter_ = 0;
+  std::unordered_set<std::string> local_names_;
 };
 
 } // namespace halfway::dsl

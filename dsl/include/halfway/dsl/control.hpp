@@ -50,12 +50,22 @@ template <class C, class F> IfChain IfChain::ElseIf(const C& cond, F&& body) con
   return inner;
 }
 
+namespace detail {
+// The loop variable's type when both bounds are C++ literals: theirs, as C++ would combine them
+// (For(0u, 16u, ...) counts in u32, For(0, 16, ...) in i32).
+template <class S, class E> struct literal_loop {
+  using type = std::common_type_t<std::remove_cvref_t<S>, std::remove_cvref_t<E>>;
+};
+} // namespace detail
+
 // for (i = start; i < end; i += step) body(i). The loop variable's type is the integer type of
-// whichever bound is a Value (int32 when both are literals).
+// whichever bound is a Value, else the C++ type of the two literals (u32 for 0u and 16u).
 template <class S, class E, class P, class F>
 void For(const S& start, const E& end, const P& step, F&& body) {
-  using I = std::conditional_t<ValueLike<S>, value_elem_t<S>,
-                               std::conditional_t<ValueLike<E>, value_elem_t<E>, int32_t>>;
+  using I = typename std::conditional_t<
+      ValueLike<S>, std::type_identity<value_elem_t<S>>,
+      std::conditional_t<ValueLike<E>, std::type_identity<value_elem_t<E>>,
+                         detail::literal_loop<S, E>>>::type;
   static_assert(is_int_v<I>, "halfway: For bounds are integers");
   auto& bl = detail::b();
   ir::Stmt s;

@@ -107,6 +107,20 @@ template <class T, class X> Value<T> unpack(const X& word, uint32_t lane) {
     using T = detail::binary_t<A, B>;                                                              \
     return detail::op(ir::Op::code, detail::as<T>(a), detail::as<T>(c));                           \
   }
+#define HALFWAY_DSL_Ternary(fn, code)                                                              \
+  template <class A, class B, class C>                                                             \
+  requires(ValueLike<A> || ValueLike<B> || ValueLike<C>) auto fn(const A& a, const B& bb,          \
+                                                                 const C& c) {                     \
+    using T = detail::ternary_t<A, B, C>;                                                          \
+    ir::Expr e;                                                                                    \
+    e.op = ir::Op::code;                                                                           \
+    e.type = scalar_type_v<T>;                                                                     \
+    e.nargs = 3;                                                                                   \
+    e.args[0] = detail::as<T>(a).id();                                                             \
+    e.args[1] = detail::as<T>(bb).id();                                                            \
+    e.args[2] = detail::as<T>(c).id();                                                             \
+    return Value<T>(detail::Node{detail::b().add(e)});                                             \
+  }
 #define HALFWAY_DSL_None(fn, code)
 #define HALFWAY_X(op, text, arity, rule, family, rounds, figueroa, exact, math, dsl, spelling,     \
                   ulp, precision)                                                                  \
@@ -114,6 +128,7 @@ template <class T, class X> Value<T> unpack(const X& word, uint32_t lane) {
 HALFWAY_OPS(HALFWAY_X)
 #undef HALFWAY_X
 #undef HALFWAY_DSL_None
+#undef HALFWAY_DSL_Ternary
 #undef HALFWAY_DSL_Binary
 #undef HALFWAY_DSL_Unary
 

@@ -106,6 +106,16 @@ requires(Literal<B>) struct binary_type<A, B> {
 };
 template <class A, class B> using binary_t = typename binary_type<A, B>::type;
 
+// The same for three operands (clamp(x, 0.0f, 1.0f): two literals take x's type).
+template <class A, class B, class C> struct ternary_type {
+  using type = binary_t<A, binary_t<B, C>>;
+};
+template <class A, class B, class C>
+requires(Literal<B>&& Literal<C>) struct ternary_type<A, B, C> {
+  using type = value_elem_t<A>;
+};
+template <class A, class B, class C> using ternary_t = typename ternary_type<A, B, C>::type;
+
 template <class A, class B>
 concept Operands = (ValueLike<A> && ValueLike<B>) || (ValueLike<A> && Literal<B>) ||
                    (Literal<A> && ValueLike<B>);
@@ -140,8 +150,6 @@ HALFWAY_BINARY(|, Or)
 HALFWAY_BINARY(^, Xor)
 HALFWAY_BINARY(<<, Shl)
 HALFWAY_BINARY(>>, Shr)
-HALFWAY_BINARY(&&, And)
-HALFWAY_BINARY(||, Or)
 #undef HALFWAY_BINARY
 
 #define HALFWAY_COMPARE(sym, code)                                                                 \
@@ -165,16 +173,52 @@ auto operator-(const A& a) {
   using T = value_elem_t<A>;
   return Value<T>(detail::Node{detail::b().unary(ir::Op::Neg, scalar_type_v<T>, a.id())});
 }
-template <class A>
-requires ValueLike<A>
-auto operator!(const A& a) {
-  using T = value_elem_t<A>;
-  return Value<T>(detail::Node{detail::b().unary(ir::Op::Not, scalar_type_v<T>, a.id())});
+namespace detail {
+// A value as C++ reads it in a condition: a bool as it is, an integer as `x != 0`. Floats are
+// refused: C++ would accept them, but a float's truth is almost always a mistake in a kernel.
+template <class X> Value<bool> truth(const X& x) {
+  if constexpr (Literal<X>) {
+    return Value<bool>(static_cast<bool>(x));
+  } else {
+    using T = value_elem_t<X>;
+    static_assert(std::is_same_v<T, bool> || is_int_v<T>,
+                  "halfway: !, && and || take bool or integer values (as C++ does for integers: "
+                  "x != 0); compare a float explicitly");
+    if constexpr (std::is_same_v<T, bool>)
+      return Value<bool>(detail::Node{x.id()});
+    else
+      return cmp(ir::Op::Ne, Value<T>(detail::Node{x.id()}), Value<T>(0));
+  }
 }
+} // namespace detail
+
+// Logical operators mean what they mean in C++: on integers `!x` is `x == 0`, and `a && b` and
+// `a || b` test each side against 0; the result is a Value<bool>. Unlike C++ both sides are
+// always evaluated (an expression has no control flow): guard a load with If, not with &&.
+// The bitwise operators are ~, &, | and ^.
+template <class A, class B>
+requires detail::Operands<A, B> Value<bool>
+operator&&(const A& a, const B& c) {
+  return detail::op(ir::Op::And, detail::truth(a), detail::truth(c));
+}
+template <class A, class B>
+requires detail::Operands<A, B> Value<bool>
+operator||(const A& a, const B& c) {
+  return detail::op(ir::Op::Or, detail::truth(a), detail::truth(c));
+}
+template <class A>
+requires ValueLike<A> Value<bool>
+operator!(const A& a) {
+  return Value<bool>(
+      detail::Node{detail::b().unary(ir::Op::Not, ir::ScalarType::Bool, detail::truth(a).id())});
+}
+// Bitwise complement: every bit of an integer, or the negation of a bool.
 template <class A>
 requires ValueLike<A>
 auto operator~(const A& a) {
-  return !a;
+  using T = value_elem_t<A>;
+  static_assert(std::is_same_v<T, bool> || is_int_v<T>, "halfway: ~ takes bool or integer values");
+  return Value<T>(detail::Node{detail::b().unary(ir::Op::Not, scalar_type_v<T>, a.id())});
 }
 
 } // namespace halfway

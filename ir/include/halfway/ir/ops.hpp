@@ -40,7 +40,7 @@ enum class OpFamily : uint8_t {
   Bits,     // bitcast, pack, unpack: bit patterns moved, never rounded
   Arith,    // add, sub, mul, div, rem
   Sign,     // neg, abs, copysign: the sign bit only
-  MinMax,   // min, max
+  MinMax,   // min, max, clamp
   Fma,      // fused multiply-add
   Math,     // elementary functions: the row names the correctly rounded numerics function
   Integral, // floor, ceil, fract
@@ -111,8 +111,9 @@ constexpr std::string_view name(MathProfile p) {
 // result is a rounding of an exact value; `figueroa`: see OpInfo; `exact value`: the float result
 // is exactly a function of exact operand values (sign ops, min/max, floor/ceil, select), so a
 // value built from unrounded operands stays unrounded; the correctly rounded numerics function
-// that the interpreter and the LLVM backend call (Math family); the DSL form (Unary, Binary or
-// None) and the DSL function's spelling; the device precision (DevicePrecision) and its text.
+// that the interpreter and the LLVM backend call (Math family); the DSL form (Unary, Binary,
+// Ternary or None) and the DSL function's spelling; the device precision (DevicePrecision) and
+// its text.
 #define HALFWAY_OPS(X)                                                                             \
   /* op, text, arity, type rule, family, rounds, figueroa, exact value, numerics function,      */ \
   /* DSL form, DSL spelling, device precision rule, device precision text                      */  \
@@ -149,6 +150,8 @@ constexpr std::string_view name(MathProfile p) {
   X(Abs, "abs", 1, Numeric, Sign, false, false, true, kNoMath, Unary, abs, kExact, "exact")        \
   X(Min, "min", 2, Numeric, MinMax, false, false, true, kNoMath, Binary, min, kExact, "exact")     \
   X(Max, "max", 2, Numeric, MinMax, false, false, true, kNoMath, Binary, max, kExact, "exact")     \
+  X(Clamp, "clamp", 3, Numeric, MinMax, false, false, true, kNoMath, Ternary, clamp, kExact,       \
+    "exact")                                                                                       \
   X(Fma, "fma", 3, Float, Fma, true, false, false, kNoMath, None, _, vk_inherited(0),              \
     "inherited from OpFMul followed by OpFAdd: a device may round twice")                          \
   X(Sqrt, "sqrt", 1, Float, Math, true, true, false, kNoMath, Unary, sqrt, vk_inherited(3),        \

@@ -44,6 +44,8 @@ uint64_t fma(Format f, uint64_t a, uint64_t b, uint64_t c, Fp8Overflow ov = Fp8O
 // are the chosen operand's bits.
 uint64_t min(Format f, uint64_t a, uint64_t b);
 uint64_t max(Format f, uint64_t a, uint64_t b);
+// min(max(x, lo), hi): a NaN x gives min(lo, hi), a NaN bound is ignored, and lo > hi gives hi.
+uint64_t clamp(Format f, uint64_t x, uint64_t lo, uint64_t hi);
 
 // Sign operations on the bits (NaNs included, payload kept).
 uint64_t abs(Format f, uint64_t a);

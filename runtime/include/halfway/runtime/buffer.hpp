@@ -103,6 +103,9 @@ struct Grid {
   // Enough workgroups along x for `lanes` lanes (the CLI's --grid N); a Usage error when that
   // needs 2^32 workgroups or more (checked without overflow for any `lanes`).
   static Grid for_lanes(const ir::Kernel& k, uint64_t lanes);
+  // The same per dimension (--grid XxYxZ): lanes[d] rounded up to whole workgroups of the
+  // kernel's workgroup[d]; a Usage error naming the dimension when that needs 2^32 or more.
+  static Grid for_lanes(const ir::Kernel& k, const std::array<uint64_t, 3>& lanes);
   uint64_t total_groups() const { return uint64_t{groups[0]} * groups[1] * groups[2]; }
 };
 
