@@ -60,6 +60,15 @@ double round_dir(num::Format f, double v, num::Rounding r) {
   return value_of(f, num::from_double(f, v, r));
 }
 
+// A documented ulp error as a whole number of steps. An unbounded (infinite or NaN) error, and
+// any error past 2^40 steps, which already spans every finite value of every format, is 2^40: the
+// conversion to an integer stays defined and step() saturates at the infinities.
+int64_t steps_for(double u) {
+  if (!(u + 0.5 < 0x1p40))
+    return int64_t{1} << 40;
+  return static_cast<int64_t>(std::floor(u + 0.5));
+}
+
 // The interval widened by n steps on each side.
 Iv widen(num::Format f, Iv a, int64_t n) {
   if (a.undecided)
@@ -164,14 +173,11 @@ Iv div(num::Format f, const Iv& a, const Iv& b, ir::MathProfile profile, bool ra
     if (std::isnan(lo_mag) || lo_mag < 1 / edge || hi_mag > edge)
       return kUndecided;
   }
-  return widen(f, r, static_cast<int64_t>(std::floor(d.ulp(fi.total_bits) + 0.5)));
+  return widen(f, r, steps_for(d.ulp(fi.total_bits)));
 }
 
 // n steps for an ulp bound u: the device's result is a value of the format within u ulps of the
 // exact result, which lies within half an ulp of the correctly rounded one.
-int64_t steps_for(double u) {
-  return static_cast<int64_t>(std::min(std::floor(u + 0.5), 0x1p40));
-}
 
 // A monotone function of one argument, correctly rounded at the ends.
 Iv monotone(num::MathFn fn, num::Format f, const Iv& a, bool increasing) {
@@ -580,15 +586,16 @@ Iv* element_at(Exec& x, std::vector<Iv>& elems, ir::Space space, uint32_t id,
 Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
   using ir::Op;
   const ir::Op op = n.op;
-  Iv a[3];
+  // Up to four operands: a pack of four 8-bit values has the most.
+  Iv a[4];
   bool any_undecided = false;
-  for (int i = 0; i < n.nargs && i < 3; ++i) {
+  for (int i = 0; i < n.nargs && i < 4; ++i) {
     a[i] = get(x, s, n.arg[i], lane);
     any_undecided = any_undecided || a[i].undecided;
   }
   const ir::MathProfile profile = x.options().profile;
   g_point_operands = true;
-  for (int i = 0; i < n.nargs && i < 3; ++i)
+  for (int i = 0; i < n.nargs && i < 4; ++i)
     g_point_operands = g_point_operands && is_point(a[i]);
   switch (ir::info(op).family) {
   case ir::OpFamily::Leaf:
@@ -636,7 +643,7 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
   }
   case ir::OpFamily::Bits:
     // A float reinterpreted as bits (or packed) is only known when it is a point.
-    for (int i = 0; i < n.nargs; ++i)
+    for (int i = 0; i < n.nargs && i < 4; ++i)
       if (a[i].undecided || (is_float_type(x.intervals()->type(n.arg[i])) && !is_point(a[i])))
         return kUndecided;
     return own_point(x, n, lane);
