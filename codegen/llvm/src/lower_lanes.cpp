@@ -68,8 +68,8 @@ void Lowering::emit_lanes(const Part& part, bool last) {
     }
   }
   if (!guard && !flat_) {
-    if (unsigned factor = jam_factor(part); factor > 1) {
-      emit_lanes_jammed(part, factor);
+    if (JamPlan jam = plan_jam(part); jam.factor > 1) {
+      emit_lanes_jammed(part, jam);
       in_lanes_ = false;
       lane_done_ = nullptr;
       return;
@@ -135,24 +135,30 @@ void Lowering::emit_lanes(const Part& part, bool last) {
     emit_escape_dispatch();
 }
 
-// Lanes in step (unroll and jam of the lane loop). A part that is a for loop with the same
-// bounds in every lane, between straight-line statements, the loop's body straight-line code
-// without stores, is a chain of dependent operations per lane (a strict sum: each add waits for
-// the previous one) that LLVM cannot vectorise across the loop, and the out-of-order core
-// overlaps only a few lanes' chains. Running `factor` consecutive lanes' bodies in one loop gives
-// it that many independent chains. Each lane's operations and their order are unchanged; only
-// the interleaving of different lanes' loads with each other moves, and the stores after the
-// loop still run lane by lane. Relaxed accumulations are left alone: the vectoriser already
-// widens their loop, and its shape decides their rounding.
-unsigned Lowering::jam_factor(const Part& part) {
+// Lanes in step (unroll and jam of the lane loop). A part whose work is one for loop, whose body
+// is straight-line code without stores, is a chain of dependent operations per lane (a strict
+// sum: each add waits for the previous one) that LLVM cannot vectorise across the loop, and the
+// out-of-order core overlaps only a few lanes' chains. Running `factor` consecutive lanes' bodies
+// in one loop gives it that many independent chains. Each lane's operations and their order are
+// unchanged; only the interleaving of different lanes' loads with each other moves, and stores
+// run after the loop, lane by lane.
+//
+// The shapes: straight-line statements (no stores), then the loop or an `if` with a uniform
+// condition and no else around it (straight-line statements without stores before and after the
+// loop inside it: the GEMV's `if (row < rows) { for ... }`), then straight-line statements with
+// stores. When the loop's bounds are the same in every lane, the lanes share one loop variable;
+// otherwise (a split-k loop `for j = lid to n step 64`) each lane has its own, the lanes run in
+// step while every lane's condition holds, and then each lane finishes its own iterations alone.
+// Relaxed accumulations are left alone: the vectoriser already widens their loop, and its shape
+// decides their rounding.
+Lowering::JamPlan Lowering::plan_jam(const Part& part) {
+  JamPlan none;
   if (options_.records_errors() || k_.workgroup[1] != 1 || k_.workgroup[2] != 1)
-    return 1;
+    return none;
   unsigned x = k_.workgroup[0];
   unsigned factor = x % 8 == 0 ? 8 : x % 4 == 0 ? 4 : x % 2 == 0 ? 2 : 1;
   if (factor == 1)
-    return 1;
-  const ir::Stmt* loop = nullptr;
-  bool after = false;
+    return none;
   auto local_ok = [&](uint32_t l) {
     return storage_[l] == LocalStorage::Remat || storage_[l] == LocalStorage::LaneScalar ||
            storage_[l] == LocalStorage::PerLane;
@@ -170,118 +176,160 @@ unsigned Lowering::jam_factor(const Part& part) {
       return false;
     }
   };
+  // The one for loop of an if's body, everything else simple and without stores.
+  auto find_loop = [&](const std::vector<ir::Stmt>& stmts) -> const ir::Stmt* {
+    const ir::Stmt* loop = nullptr;
+    for (const ir::Stmt& s : stmts) {
+      if (s.kind == ir::StmtKind::For && !loop)
+        loop = &s;
+      else if (!simple(s, false))
+        return nullptr;
+    }
+    return loop;
+  };
+  JamPlan jam;
+  jam.factor = factor;
+  const ir::Stmt* holder = nullptr;
   for (const ir::Stmt* s : part.stmts) {
-    if (s->kind == ir::StmtKind::For && !loop) {
-      loop = s;
-      after = true;
+    if (!holder && (s->kind == ir::StmtKind::For || s->kind == ir::StmtKind::If)) {
+      holder = s;
       continue;
     }
-    if (!simple(*s, after))
-      return 1;
+    if (!simple(*s, holder != nullptr))
+      return none;
   }
-  if (!loop || storage_[loop->local] != LocalStorage::LaneScalar)
-    return 1;
-  // The loop variable is one slot for all lanes in step: nothing else may set it.
+  if (!holder)
+    return none;
+  if (holder->kind == ir::StmtKind::If) {
+    if (!holder->else_body.empty() || !uniform_expr(holder->a, 0))
+      return none;
+    jam.wrapper = holder;
+    jam.loop = find_loop(holder->body);
+  } else {
+    jam.loop = holder;
+  }
+  if (!jam.loop || storage_[jam.loop->local] != LocalStorage::LaneScalar)
+    return none;
+  // The loop variable is set by the loop alone.
+  auto sets_var = [&](const ir::Stmt& s) { return &s != jam.loop && s.local == jam.loop->local; };
   for (const ir::Stmt* s : part.stmts)
-    if (s != loop && s->local == loop->local)
-      return 1;
-  for (const ir::Stmt& s : loop->body)
-    if (!simple(s, false) || s.local == loop->local)
-      return 1;
-  // The bounds: the same in every lane.
-  auto uniform = [&](auto& self, ir::ExprId id, int depth) -> bool {
-    if (depth > 32)
-      return false;
-    const ir::Expr& e = k_.expr(id);
-    switch (e.op) {
-    case ir::Op::Const:
-    case ir::Op::ParamGet:
-    case ir::Op::GroupId:
-    case ir::Op::GroupSize:
-    case ir::Op::NumGroups:
-    case ir::Op::BufferLen:
-      return true;
-    case ir::Op::LocalGet:
-      if (storage_[e.ref] == LocalStorage::Workgroup)
-        return true;
-      return storage_[e.ref] == LocalStorage::Remat && self(self, remat_[e.ref], depth + 1);
-    case ir::Op::Add:
-    case ir::Op::Sub:
-    case ir::Op::Mul:
-    case ir::Op::And:
-    case ir::Op::Or:
-    case ir::Op::Xor:
-    case ir::Op::Min:
-    case ir::Op::Max:
-      return !ir::is_float(e.type) && self(self, e.args[0], depth + 1) &&
-             self(self, e.args[1], depth + 1);
-    case ir::Op::Clamp:
-      return !ir::is_float(e.type) && self(self, e.args[0], depth + 1) &&
-             self(self, e.args[1], depth + 1) && self(self, e.args[2], depth + 1);
-    case ir::Op::GlobalId:
-    case ir::Op::LocalId:
-    case ir::Op::Load:
-    case ir::Op::Convert:
-    case ir::Op::Bitcast:
-    case ir::Op::Pack:
-    case ir::Op::Unpack:
-    case ir::Op::Div:
-    case ir::Op::Rem:
-    case ir::Op::Neg:
-    case ir::Op::Abs:
-    case ir::Op::Fma:
-    case ir::Op::Sqrt:
-    case ir::Op::Rsqrt:
-    case ir::Op::Exp:
-    case ir::Op::Exp2:
-    case ir::Op::Log:
-    case ir::Op::Log2:
-    case ir::Op::Sin:
-    case ir::Op::Cos:
-    case ir::Op::Tan:
-    case ir::Op::Tanh:
-    case ir::Op::Pow:
-    case ir::Op::Erf:
-    case ir::Op::Atan2:
-    case ir::Op::Atan:
-    case ir::Op::Floor:
-    case ir::Op::Ceil:
-    case ir::Op::Fract:
-    case ir::Op::Copysign:
-    case ir::Op::Eq:
-    case ir::Op::Ne:
-    case ir::Op::Lt:
-    case ir::Op::Le:
-    case ir::Op::Gt:
-    case ir::Op::Ge:
-    case ir::Op::Not:
-    case ir::Op::Shl:
-    case ir::Op::Shr:
-    case ir::Op::Select:
-      return false;
-    }
-    ir::invalid_op(e.op);
-  };
-  if (!uniform(uniform, loop->a, 0) || !uniform(uniform, loop->b, 0) ||
-      !uniform(uniform, loop->c, 0))
-    return 1;
-  return factor;
+    if (sets_var(*s))
+      return none;
+  if (jam.wrapper)
+    for (const ir::Stmt& s : jam.wrapper->body)
+      if (sets_var(s))
+        return none;
+  for (const ir::Stmt& s : jam.loop->body)
+    if (!simple(s, false) || s.local == jam.loop->local)
+      return none;
+  jam.shared_var =
+      uniform_expr(jam.loop->a, 0) && uniform_expr(jam.loop->b, 0) && uniform_expr(jam.loop->c, 0);
+  return jam;
 }
 
-void Lowering::emit_lanes_jammed(const Part& part, unsigned factor) {
-  const ir::Stmt* loop = nullptr;
-  std::vector<const ir::Stmt*> before, after;
-  for (const ir::Stmt* s : part.stmts) {
-    if (!loop && s->kind == ir::StmtKind::For)
-      loop = s;
-    else
-      (loop ? after : before).push_back(s);
+// True when the expression has the same value in every lane of a workgroup (and cannot fail).
+bool Lowering::uniform_expr(ir::ExprId id, int depth) {
+  if (depth > 32)
+    return false;
+  const ir::Expr& e = k_.expr(id);
+  switch (e.op) {
+  case ir::Op::Const:
+  case ir::Op::ParamGet:
+  case ir::Op::GroupId:
+  case ir::Op::GroupSize:
+  case ir::Op::NumGroups:
+  case ir::Op::BufferLen:
+    return true;
+  case ir::Op::LocalGet:
+    if (storage_[e.ref] == LocalStorage::Workgroup)
+      return true;
+    return storage_[e.ref] == LocalStorage::Remat && uniform_expr(remat_[e.ref], depth + 1);
+  case ir::Op::Add:
+  case ir::Op::Sub:
+  case ir::Op::Mul:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Min:
+  case ir::Op::Max:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+    return !ir::is_float(k_.expr(e.args[0]).type) && uniform_expr(e.args[0], depth + 1) &&
+           uniform_expr(e.args[1], depth + 1);
+  case ir::Op::Clamp:
+    return !ir::is_float(e.type) && uniform_expr(e.args[0], depth + 1) &&
+           uniform_expr(e.args[1], depth + 1) && uniform_expr(e.args[2], depth + 1);
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+  case ir::Op::Load:
+  case ir::Op::Convert:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Div:
+  case ir::Op::Rem:
+  case ir::Op::Neg:
+  case ir::Op::Abs:
+  case ir::Op::Fma:
+  case ir::Op::Sqrt:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Floor:
+  case ir::Op::Ceil:
+  case ir::Op::Fract:
+  case ir::Op::Copysign:
+  case ir::Op::Not:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
+  case ir::Op::Select:
+    return false;
   }
-  // Lane k's scalars: their own slots, but one loop variable for all.
+  ir::invalid_op(e.op);
+}
+
+void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
+  const unsigned factor = jam.factor;
+  const ir::Stmt* loop = jam.loop;
+  const ir::Stmt* holder = jam.wrapper ? jam.wrapper : loop;
+  std::vector<const ir::Stmt*> before, after, inner_before, inner_after;
+  {
+    bool seen = false;
+    for (const ir::Stmt* s : part.stmts) {
+      if (s == holder)
+        seen = true;
+      else
+        (seen ? after : before).push_back(s);
+    }
+    if (jam.wrapper) {
+      seen = false;
+      for (const ir::Stmt& s : jam.wrapper->body) {
+        if (&s == loop)
+          seen = true;
+        else
+          (seen ? inner_after : inner_before).push_back(&s);
+      }
+    }
+  }
+  // Lane k's scalars: their own slots; one loop variable for all when the bounds are uniform.
   std::vector<std::vector<llvm::Value*>> slots(factor, local_slot_);
   for (unsigned k = 1; k < factor; ++k)
     for (uint32_t l = 0; l < k_.locals.size(); ++l)
-      if (storage_[l] == LocalStorage::LaneScalar && l != loop->local)
+      if (storage_[l] == LocalStorage::LaneScalar && (l != loop->local || !jam.shared_var))
         slots[k][l] = entry_alloca(value_type(k_.locals[l].type), k_.locals[l].name.c_str());
   std::vector<llvm::Value*> saved = local_slot_;
 
@@ -299,28 +347,52 @@ void Lowering::emit_lanes_jammed(const Part& part, unsigned factor) {
     lid_ = {lanes[k], i32(0), i32(0)};
     local_slot_ = slots[k];
   };
+  auto each_lane = [&](const std::vector<const ir::Stmt*>& stmts) {
+    for (unsigned k = 0; k < factor; ++k) {
+      enter(k);
+      for (const ir::Stmt* s : stmts)
+        lane_stmt(*s);
+    }
+  };
   lane_done_ = block("lane.done");
-  for (unsigned k = 0; k < factor; ++k) {
-    enter(k);
-    for (const ir::Stmt* s : before)
-      lane_stmt(*s);
+  each_lane(before);
+  llvm::BasicBlock* join = nullptr;
+  if (jam.wrapper) {
+    // The condition is uniform: lane 0's value is every lane's.
+    enter(0);
+    begin_statement();
+    llvm::BasicBlock* then_bb = block("if.then");
+    join = block("if.end");
+    b_.CreateCondBr(bool_condition(jam.wrapper->a), then_bb, join);
+    b_.SetInsertPoint(then_bb);
+    each_lane(inner_before);
   }
-  enter(0);
   ir::ScalarType t = k_.locals[loop->local].type;
   llvm::Type* ty = value_type(t);
-  begin_statement();
-  store_local(loop->local, expr(loop->a));
+  bool is_signed = ir::info(t).is_signed;
+  const unsigned vars = jam.shared_var ? 1 : factor;
+  for (unsigned k = 0; k < vars; ++k) {
+    enter(k);
+    begin_statement();
+    store_local(loop->local, expr(loop->a));
+  }
   llvm::BasicBlock* for_header = block("for");
   llvm::BasicBlock* body = block("for.body");
   llvm::BasicBlock* step = block("for.step");
   llvm::BasicBlock* exit = block("for.end");
   b_.CreateBr(for_header);
   b_.SetInsertPoint(for_header);
-  begin_statement();
-  llvm::Value* v = b_.CreateLoad(ty, local_ptr(loop->local));
-  llvm::Value* end = expr(loop->b).v;
-  bool is_signed = ir::info(t).is_signed;
-  b_.CreateCondBr(is_signed ? b_.CreateICmpSLT(v, end) : b_.CreateICmpULT(v, end), body, exit);
+  // In step while every lane's loop goes on.
+  llvm::Value* go = nullptr;
+  for (unsigned k = 0; k < vars; ++k) {
+    enter(k);
+    begin_statement();
+    llvm::Value* v = b_.CreateLoad(ty, local_ptr(loop->local));
+    llvm::Value* end = expr(loop->b).v;
+    llvm::Value* c = is_signed ? b_.CreateICmpSLT(v, end) : b_.CreateICmpULT(v, end);
+    go = go ? b_.CreateAnd(go, c) : c;
+  }
+  b_.CreateCondBr(go, body, exit);
   b_.SetInsertPoint(body);
   for (unsigned k = 0; k < factor; ++k) {
     enter(k);
@@ -329,17 +401,26 @@ void Lowering::emit_lanes_jammed(const Part& part, unsigned factor) {
   b_.CreateBr(step);
   b_.SetInsertPoint(step);
   poll_cancel();
-  enter(0);
-  begin_statement();
-  llvm::Value* cur = b_.CreateLoad(ty, local_ptr(loop->local));
-  b_.CreateStore(b_.CreateAdd(cur, expr(loop->c).v), local_ptr(loop->local));
+  for (unsigned k = 0; k < vars; ++k) {
+    enter(k);
+    begin_statement();
+    llvm::Value* cur = b_.CreateLoad(ty, local_ptr(loop->local));
+    b_.CreateStore(b_.CreateAdd(cur, expr(loop->c).v), local_ptr(loop->local));
+  }
   b_.CreateBr(for_header);
   b_.SetInsertPoint(exit);
-  for (unsigned k = 0; k < factor; ++k) {
-    enter(k);
-    for (const ir::Stmt* s : after)
-      lane_stmt(*s);
+  // Lanes with iterations left finish them alone, each in its own order.
+  if (!jam.shared_var)
+    for (unsigned k = 0; k < factor; ++k) {
+      enter(k);
+      lane_for_rest(*loop);
+    }
+  if (jam.wrapper) {
+    each_lane(inner_after);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
   }
+  each_lane(after);
   b_.CreateBr(lane_done_);
   b_.SetInsertPoint(lane_done_);
   local_slot_ = saved;

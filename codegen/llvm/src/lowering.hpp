@@ -42,8 +42,16 @@ private:
                                            llvm::Value* gz0, llvm::BasicBlock* setup);
   void emit_parts(const std::vector<Part>& parts, bool top_level);
   void emit_lanes(const Part& part, bool last);
-  unsigned jam_factor(const Part& part);
-  void emit_lanes_jammed(const Part& part, unsigned factor);
+  // Lanes in step (lower_lanes.cpp): which loop of a Lanes part runs `factor` lanes at once.
+  struct JamPlan {
+    unsigned factor = 1;
+    const ir::Stmt* loop = nullptr;    // the for loop whose iterations run in step
+    const ir::Stmt* wrapper = nullptr; // an if with a uniform condition around it, or null
+    bool shared_var = false;           // bounds equal in every lane: one loop variable for all
+  };
+  JamPlan plan_jam(const Part& part);
+  bool uniform_expr(ir::ExprId id, int depth);
+  void emit_lanes_jammed(const Part& part, const JamPlan& jam);
   void emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Value* gx0, llvm::Value* gy0,
                         llvm::Value* gz0, llvm::BasicBlock* setup, llvm::BasicBlock* done);
   void emit_uniform_stmt(const Part& part);
@@ -63,6 +71,8 @@ private:
   void lane_if(const ir::Stmt& s);
   void lane_while(const ir::Stmt& s);
   void lane_for(const ir::Stmt& s);
+  // The loop of `s` from the loop variable's current value (lane_for without the initialisation).
+  void lane_for_rest(const ir::Stmt& s);
   void lane_escape(ir::StmtKind kind);
   void store_local(uint32_t local, Val v);
   llvm::Value* local_ptr(uint32_t local);
