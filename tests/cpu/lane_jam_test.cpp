@@ -8,6 +8,7 @@
 #include "kernels.hpp" // bench/cpu: reduce_chunks, the benchmark that motivated the interleaving
 
 #include <bit>
+#include <cmath>
 #include <gtest/gtest.h>
 #include <optional>
 #include <random>
@@ -158,6 +159,71 @@ TEST(CpuLaneJam, LoopsWithLaneDependentBoundsAndStepsMatchTheInterpreter) {
     in.set_scalar(k.kernel(), "n", static_cast<uint32_t>(n));
     in.grid = rt::Grid{{2, 1, 1}};
     expect_same_as_interpreter(k, in);
+  }
+}
+
+// Lockstep (split-k loops `for j = lid + u to n step s`, u, n, s uniform): one iteration of
+// every lane at a time while all lanes go on, then each lane alone. Offsets near 2^32 wrap some
+// lanes' starts past zero (those lanes loop, the others do not), signed starts are negative, and
+// the step does not divide the range; relaxed accumulation runs in lockstep too.
+TEST(CpuLaneJam, LockstepSplitKLoopsMatchTheInterpreter) {
+  auto k = kernel("split_k", {32}, {"x", "y", "off", "n", "step"},
+                  [](In<float> x, Out<float> y, Scalar<uint32_t> off, Scalar<uint32_t> n,
+                     Scalar<uint32_t> step) {
+                    Shared<float> mirror("mirror", 32);
+                    Var lid(local_id(0), "lid");
+                    Var acc(0.0f, "acc");
+                    Var sq(0.0f, "sq");
+                    If(n > 0u, [&] {
+                      For(lid + off, n, step, [&](Value<uint32_t> j) {
+                        Var v(x[j], "v");
+                        acc = acc + v;
+                        sq = sq + v * v * 0.5f;
+                      });
+                    });
+                    mirror[lid] = acc - sq;
+                    Barrier();
+                    y[global_id(0)] = mirror[31u - lid];
+                  });
+  struct Case {
+    uint32_t off, n, step;
+  };
+  const Case cases[] = {
+      {0, 0, 32}, {0, 1, 32},           {0, 200, 32},          {5, 200, 32}, {0, 200, 7},
+      {3, 31, 1}, {0xfffffff0u, 40, 9}, {0xffffffe0u, 64, 32}, {0, 999, 64}, {100, 150, 0x10000}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.off) + " " + std::to_string(c.n) + " " + std::to_string(c.step));
+    for (bool relaxed : {false, true}) {
+      policy::Registry registry;
+      if (relaxed) {
+        ASSERT_TRUE(registry.accept_relaxed_accumulation(policy::Scope::kernel("split_k"),
+                                                         "test: lockstep with reassociation"));
+      }
+      rt::CpuDevice cpu(&registry);
+      Launch in(k.kernel());
+      // Strict: values with cancellations, so any reordering shows; relaxed: values in [-4, 4].
+      std::vector<float> xs = values(1000, 11 + c.n);
+      if (relaxed)
+        for (float& v : xs)
+          v = std::isfinite(v) && std::abs(v) <= 4.0f ? v : 1.0f;
+      in.buffer(k.kernel(), "x") = make_buffer(ScalarType::F32, xs);
+      in.buffer(k.kernel(), "y") = rt::HostBuffer(ScalarType::F32, 64);
+      in.set_scalar(k.kernel(), "off", c.off);
+      in.set_scalar(k.kernel(), "n", c.n);
+      in.set_scalar(k.kernel(), "step", c.step);
+      in.grid = rt::Grid{{2, 1, 1}};
+      Launch got = run_device(cpu, k, in);
+      if (!relaxed) {
+        EXPECT_EQ(compare_bits(k.kernel(), run_interp(k, in), got), "");
+        continue;
+      }
+      // Relaxed: each lane's two sums in any order, so within a bound of the strict ones.
+      Launch want = run_interp(k, in);
+      auto a = contents<float>(want.buffer(k.kernel(), "y"));
+      auto b = contents<float>(got.buffer(k.kernel(), "y"));
+      for (size_t i = 0; i < a.size(); ++i)
+        EXPECT_NEAR(a[i], b[i], 1e-3f * (1.0f + std::abs(a[i]))) << i;
+    }
   }
 }
 

@@ -69,7 +69,10 @@ void Lowering::emit_lanes(const Part& part, bool last) {
   }
   if (!guard && !flat_) {
     if (JamPlan jam = plan_jam(part); jam.factor > 1) {
-      emit_lanes_jammed(part, jam);
+      if (jam.lockstep)
+        emit_lanes_lockstep(part, jam);
+      else
+        emit_lanes_jammed(part, jam);
       in_lanes_ = false;
       lane_done_ = nullptr;
       return;
@@ -219,12 +222,45 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
     for (const ir::Stmt& s : jam.wrapper->body)
       if (sets_var(s))
         return none;
-  for (const ir::Stmt& s : jam.loop->body)
-    if (!simple(s, false) || s.local == jam.loop->local)
+  bool accumulates = false;
+  for (const ir::Stmt& s : jam.loop->body) {
+    if (s.local == jam.loop->local)
       return none;
-  jam.shared_var =
-      uniform_expr(jam.loop->a, 0) && uniform_expr(jam.loop->b, 0) && uniform_expr(jam.loop->c, 0);
+    if (s.kind == ir::StmtKind::Assign && local_ok(s.local) &&
+        plan_.accumulations.count({s.local, s.a})) {
+      accumulates = true;
+      continue;
+    }
+    if (!simple(s, false))
+      return none;
+  }
+  const bool uniform_rest = uniform_expr(jam.loop->b, 0) && uniform_expr(jam.loop->c, 0);
+  jam.shared_var = uniform_expr(jam.loop->a, 0) && uniform_rest;
+  jam.lockstep = uniform_rest && starts_at_lane(jam.loop->a, 0) && x % 16 == 0;
+  // A relaxed accumulation in step: only in lockstep, where lanes are the vectorised dimension
+  // (elsewhere the vectoriser widens the loop itself, and its shape decides the rounding).
+  if (accumulates && !jam.lockstep)
+    return none;
   return jam;
+}
+
+// local_id(0) or local_id(0) + u with u uniform: the start of a split-k loop, where consecutive
+// lanes start at consecutive values.
+bool Lowering::starts_at_lane(ir::ExprId id, int depth) {
+  if (depth > 32)
+    return false;
+  const ir::Expr& e = k_.expr(id);
+  switch (e.op) {
+  case ir::Op::LocalId:
+    return e.imm == 0;
+  case ir::Op::LocalGet:
+    return storage_[e.ref] == LocalStorage::Remat && starts_at_lane(remat_[e.ref], depth + 1);
+  case ir::Op::Add:
+    return (starts_at_lane(e.args[0], depth + 1) && uniform_expr(e.args[1], depth + 1)) ||
+           (uniform_expr(e.args[0], depth + 1) && starts_at_lane(e.args[1], depth + 1));
+  default:
+    return false;
+  }
 }
 
 // True when the expression has the same value in every lane of a workgroup (and cannot fail).
@@ -430,6 +466,156 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, i32(k_.workgroup[0])), header, done);
   br->setMetadata(llvm::LLVMContext::MD_loop, lane_loop_metadata(part));
   b_.SetInsertPoint(done);
+}
+
+// Lanes in lockstep: the split-k shape `for j = lid + u to n step s` (u, n, s uniform) runs as
+// the GPU runs it, one iteration of every lane at a time, with the lanes the inner loop:
+//
+//   for each lane: the statements before the loop (and inside the uniform if, before it)
+//   i = 0; while every lane's j = start + i * s is below n:
+//     for each lane: j = start + i * s; the body      <- the vectoriser widens this lane loop
+//     i = i + 1
+//   for each lane: j = start + i * s; its remaining iterations alone; the statements after
+//
+// Consecutive lanes then read consecutive chunks (row-major weights: an interleaved access the
+// vectoriser turns into wide loads and shuffles), and each lane's operations and their order are
+// its own: j after i steps of s is start + i * s in wrapping arithmetic, the sum of i steps. The
+// part's lane scalars live in per-lane arrays while it runs, since three lane loops share them.
+void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
+  const ir::Stmt* loop = jam.loop;
+  const ir::Stmt* holder = jam.wrapper ? jam.wrapper : loop;
+  std::vector<const ir::Stmt*> before, after, inner_before, inner_after;
+  {
+    bool seen = false;
+    for (const ir::Stmt* s : part.stmts) {
+      if (s == holder)
+        seen = true;
+      else
+        (seen ? after : before).push_back(s);
+    }
+    if (jam.wrapper) {
+      seen = false;
+      for (const ir::Stmt& s : jam.wrapper->body) {
+        if (&s == loop)
+          seen = true;
+        else
+          (seen ? inner_after : inner_before).push_back(&s);
+      }
+    }
+  }
+  std::vector<llvm::Value*> saved_slots = local_slot_;
+  std::vector<LocalStorage> saved_storage = storage_;
+  for (uint32_t l = 0; l < k_.locals.size(); ++l)
+    if (storage_[l] == LocalStorage::LaneScalar) {
+      storage_[l] = LocalStorage::PerLane;
+      local_slot_[l] = entry_alloca(llvm::ArrayType::get(value_type(k_.locals[l].type), lanes_),
+                                    k_.locals[l].name.c_str());
+    }
+  const unsigned lanes = k_.workgroup[0];
+  // One lane loop over [0, lanes) running `fn` for each lane.
+  auto lane_loop = [&](const auto& fn) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* header = block("lane.x");
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* x = b_.CreatePHI(b_.getInt32Ty(), 2, "x");
+    x->addIncoming(i32(0), pre);
+    lane_ = x;
+    lid_ = {x, i32(0), i32(0)};
+    fn();
+    llvm::Value* next = b_.CreateAdd(x, i32(1));
+    x->addIncoming(next, b_.GetInsertBlock());
+    llvm::BasicBlock* done = block("lanes.exit");
+    auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, i32(lanes)), header, done);
+    br->setMetadata(llvm::LLVMContext::MD_loop, lane_loop_metadata(part));
+    b_.SetInsertPoint(done);
+  };
+  auto run = [&](const std::vector<const ir::Stmt*>& stmts) {
+    for (const ir::Stmt* s : stmts)
+      lane_stmt(*s);
+  };
+  ir::ScalarType t = k_.locals[loop->local].type;
+  llvm::Type* ty = value_type(t);
+  bool is_signed = ir::info(t).is_signed;
+  // j = start + i * step for the current lane (the bounds are pure: evaluating them again is
+  // evaluating them once).
+  auto var_at = [&](llvm::Value* i) {
+    begin_statement();
+    llvm::Value* j = b_.CreateAdd(expr(loop->a).v, b_.CreateMul(i, expr(loop->c).v));
+    store_local(loop->local, {j, NanState::NoNan});
+    return j;
+  };
+  lane_done_ = block("lane.done"); // unused: the statements here cannot leave the part
+  llvm::Value* cond = nullptr;
+  if (jam.wrapper) {
+    set_uniform_lane();
+    begin_statement();
+    cond = bool_condition(jam.wrapper->a);
+  }
+  lane_loop([&] {
+    run(before);
+    if (cond) {
+      llvm::BasicBlock* then_bb = block("if.then");
+      llvm::BasicBlock* join = block("if.end");
+      b_.CreateCondBr(cond, then_bb, join);
+      b_.SetInsertPoint(then_bb);
+      run(inner_before);
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+    }
+  });
+  llvm::BasicBlock* skip = nullptr;
+  if (cond) {
+    llvm::BasicBlock* then_bb = block("if.then");
+    skip = block("if.end");
+    b_.CreateCondBr(cond, then_bb, skip);
+    b_.SetInsertPoint(then_bb);
+  }
+  llvm::AllocaInst* go = entry_alloca(b_.getInt1Ty(), "lockstep.go");
+  // go = every lane's j at step i is below the end.
+  auto all_go = [&](llvm::Value* i) {
+    b_.CreateStore(b_.getTrue(), go);
+    lane_loop([&] {
+      llvm::Value* j = var_at(i);
+      llvm::Value* end = expr(loop->b).v;
+      llvm::Value* c = is_signed ? b_.CreateICmpSLT(j, end) : b_.CreateICmpULT(j, end);
+      b_.CreateStore(b_.CreateAnd(b_.CreateLoad(b_.getInt1Ty(), go), c), go);
+    });
+  };
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = block("lockstep");
+  llvm::BasicBlock* body = block("lockstep.body");
+  llvm::BasicBlock* exit = block("lockstep.end");
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(ty, 2, "i");
+  i->addIncoming(llvm::ConstantInt::get(ty, 0), pre);
+  all_go(i);
+  b_.CreateCondBr(b_.CreateLoad(b_.getInt1Ty(), go), body, exit);
+  b_.SetInsertPoint(body);
+  lane_loop([&] {
+    var_at(i);
+    lane_block(loop->body);
+  });
+  poll_cancel();
+  i->addIncoming(b_.CreateAdd(i, llvm::ConstantInt::get(ty, 1)), b_.GetInsertBlock());
+  auto* back = b_.CreateBr(header);
+  back->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
+  b_.SetInsertPoint(exit);
+  lane_loop([&] {
+    var_at(i);
+    lane_for_rest(*loop);
+    run(inner_after);
+  });
+  if (skip) {
+    b_.CreateBr(skip);
+    b_.SetInsertPoint(skip);
+  }
+  lane_loop([&] { run(after); });
+  lane_done_->eraseFromParent();
+  lane_done_ = nullptr;
+  local_slot_ = saved_slots;
+  storage_ = saved_storage;
 }
 
 // Metadata that keeps LLVM from unrolling a loop of the kernel's structure (the loop over

@@ -48,9 +48,12 @@ private:
     const ir::Stmt* loop = nullptr;    // the for loop whose iterations run in step
     const ir::Stmt* wrapper = nullptr; // an if with a uniform condition around it, or null
     bool shared_var = false;           // bounds equal in every lane: one loop variable for all
+    bool lockstep = false;             // split-k shape: one iteration of every lane at a time
   };
   JamPlan plan_jam(const Part& part);
   bool uniform_expr(ir::ExprId id, int depth);
+  bool starts_at_lane(ir::ExprId id, int depth);
+  void emit_lanes_lockstep(const Part& part, const JamPlan& jam);
   void emit_lanes_jammed(const Part& part, const JamPlan& jam);
   void emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Value* gx0, llvm::Value* gy0,
                         llvm::Value* gz0, llvm::BasicBlock* setup, llvm::BasicBlock* done);
