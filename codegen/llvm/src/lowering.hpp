@@ -142,8 +142,9 @@ private:
   llvm::Value* index64(ir::ExprId index);
   // The offset of an access: index64 under Explicit and None checks; under Guarded a zero-extended
   // 32-bit value for indices of 32 bits or fewer (sub-32-bit signed ones sign-extended to 32
-  // first), so that a negative index lands in the guard too.
-  llvm::Value* access_index(ir::ExprId index);
+  // first), so that a negative index lands in the guard too. `split_offset` (buffer loads and
+  // stores): `x + c` with a small constant c as zext(x) + c.
+  llvm::Value* access_index(ir::ExprId index, bool split_offset);
   // An element of a private array or of a rank-2 or rank-3 shared array: every index is
   // compared with its dimension (constants) in Explicit and Guarded code.
   llvm::Value* array_element_ptr(ir::Space space, uint32_t ref,
