@@ -338,29 +338,34 @@ bool Lowering::uniform_expr(ir::ExprId id, int depth) {
   ir::invalid_op(e.op);
 }
 
+// The statements of a jammed part around its loop: before and after the loop (or its if), and
+// inside the if, before and after the loop.
+Lowering::JamStatements Lowering::jam_statements(const Part& part, const JamPlan& jam) {
+  JamStatements out;
+  const ir::Stmt* holder = jam.wrapper ? jam.wrapper : jam.loop;
+  bool seen = false;
+  for (const ir::Stmt* s : part.stmts) {
+    if (s == holder)
+      seen = true;
+    else
+      (seen ? out.after : out.before).push_back(s);
+  }
+  if (jam.wrapper) {
+    seen = false;
+    for (const ir::Stmt& s : jam.wrapper->body) {
+      if (&s == jam.loop)
+        seen = true;
+      else
+        (seen ? out.inner_after : out.inner_before).push_back(&s);
+    }
+  }
+  return out;
+}
+
 void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   const unsigned factor = jam.factor;
   const ir::Stmt* loop = jam.loop;
-  const ir::Stmt* holder = jam.wrapper ? jam.wrapper : loop;
-  std::vector<const ir::Stmt*> before, after, inner_before, inner_after;
-  {
-    bool seen = false;
-    for (const ir::Stmt* s : part.stmts) {
-      if (s == holder)
-        seen = true;
-      else
-        (seen ? after : before).push_back(s);
-    }
-    if (jam.wrapper) {
-      seen = false;
-      for (const ir::Stmt& s : jam.wrapper->body) {
-        if (&s == loop)
-          seen = true;
-        else
-          (seen ? inner_after : inner_before).push_back(&s);
-      }
-    }
-  }
+  const auto [before, after, inner_before, inner_after] = jam_statements(part, jam);
   // Lane k's scalars: their own slots; one loop variable for all when the bounds are uniform.
   std::vector<std::vector<llvm::Value*>> slots(factor, local_slot_);
   for (unsigned k = 1; k < factor; ++k)
@@ -483,26 +488,7 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
 // part's lane scalars live in per-lane arrays while it runs, since three lane loops share them.
 void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
   const ir::Stmt* loop = jam.loop;
-  const ir::Stmt* holder = jam.wrapper ? jam.wrapper : loop;
-  std::vector<const ir::Stmt*> before, after, inner_before, inner_after;
-  {
-    bool seen = false;
-    for (const ir::Stmt* s : part.stmts) {
-      if (s == holder)
-        seen = true;
-      else
-        (seen ? after : before).push_back(s);
-    }
-    if (jam.wrapper) {
-      seen = false;
-      for (const ir::Stmt& s : jam.wrapper->body) {
-        if (&s == loop)
-          seen = true;
-        else
-          (seen ? inner_after : inner_before).push_back(&s);
-      }
-    }
-  }
+  const auto [before, after, inner_before, inner_after] = jam_statements(part, jam);
   std::vector<llvm::Value*> saved_slots = local_slot_;
   std::vector<LocalStorage> saved_storage = storage_;
   for (uint32_t l = 0; l < k_.locals.size(); ++l)

@@ -51,6 +51,10 @@ private:
     bool lockstep = false;             // split-k shape: one iteration of every lane at a time
   };
   JamPlan plan_jam(const Part& part);
+  struct JamStatements {
+    std::vector<const ir::Stmt*> before, after, inner_before, inner_after;
+  };
+  JamStatements jam_statements(const Part& part, const JamPlan& jam);
   bool uniform_expr(ir::ExprId id, int depth);
   bool starts_at_lane(ir::ExprId id, int depth);
   void emit_lanes_lockstep(const Part& part, const JamPlan& jam);
