@@ -365,7 +365,11 @@ Lowering::JamStatements Lowering::jam_statements(const Part& part, const JamPlan
 void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   const unsigned factor = jam.factor;
   const ir::Stmt* loop = jam.loop;
-  const auto [before, after, inner_before, inner_after] = jam_statements(part, jam);
+  // Named references, not a structured binding: lambdas below capture them (clang 14 cannot
+  // capture bindings).
+  const JamStatements stmts = jam_statements(part, jam);
+  const auto &before = stmts.before, &after = stmts.after;
+  const auto &inner_before = stmts.inner_before, &inner_after = stmts.inner_after;
   // Lane k's scalars: their own slots; one loop variable for all when the bounds are uniform.
   std::vector<std::vector<llvm::Value*>> slots(factor, local_slot_);
   for (unsigned k = 1; k < factor; ++k)
@@ -488,7 +492,11 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
 // part's lane scalars live in per-lane arrays while it runs, since three lane loops share them.
 void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
   const ir::Stmt* loop = jam.loop;
-  const auto [before, after, inner_before, inner_after] = jam_statements(part, jam);
+  // Named references, not a structured binding: lambdas below capture them (clang 14 cannot
+  // capture bindings).
+  const JamStatements stmts = jam_statements(part, jam);
+  const auto &before = stmts.before, &after = stmts.after;
+  const auto &inner_before = stmts.inner_before, &inner_after = stmts.inner_after;
   std::vector<llvm::Value*> saved_slots = local_slot_;
   std::vector<LocalStorage> saved_storage = storage_;
   for (uint32_t l = 0; l < k_.locals.size(); ++l)
