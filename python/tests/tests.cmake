@@ -2,7 +2,7 @@
 # scripts/python-env makes (NumPy, ml_dtypes, pytest, scikit-build-core from PyPI). Registered
 # only when that environment exists and its interpreter has the ABI the module was built for; not
 # in sanitizer builds, where the module would need the sanitizer runtimes preloaded into Python.
-if(HALFWAY_SANITIZE)
+if(HALFWAY_SANITIZE OR NOT TARGET halfway)
   return()
 endif()
 set(HALFWAY_PYTHON_VENV ${PROJECT_BINARY_DIR}/venv CACHE PATH
@@ -28,4 +28,4 @@ endif()
 add_test(NAME python_module
   COMMAND ${_python} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_SOURCE_DIR}/tests)
 set_tests_properties(python_module PROPERTIES LABELS python TIMEOUT 300
-  ENVIRONMENT "PYTHONPATH=${CMAKE_CURRENT_BINARY_DIR};HALFWAY_VK_VALIDATION=1;XDG_RUNTIME_DIR=/tmp;HALFWAY_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  ENVIRONMENT "PYTHONPATH=${CMAKE_CURRENT_BINARY_DIR};HALFWAY_VK_VALIDATION=1;XDG_RUNTIME_DIR=/tmp;HALFWAY_SOURCE_DIR=${PROJECT_SOURCE_DIR};HALFWAY_CLI=$<TARGET_FILE:halfway>")
