@@ -408,3 +408,13 @@ def test_refusals_carry_the_policy_message(examples):
         halfway.accept_relaxed_accumulation("unnamed_kernel", "a reason")
     with pytest.raises(halfway.Error, match="a kernel name, a halfway.Kernel or halfway.ALL_KERNELS"):
         halfway.accept_single_rounding(None, "a reason")
+
+
+def test_readme_example(source_dir):
+    readme = (source_dir / "README.md").read_text()
+    section = readme.split("## Using halfway from Python", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    r = subprocess.run([sys.executable, "-c", code], cwd=source_dir, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("True 1000 [{'label': '0', 'lo': 0, 'hi': 0, 'count': 1000}]")
