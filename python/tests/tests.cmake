@@ -29,3 +29,13 @@ add_test(NAME python_module
   COMMAND ${_python} -m pytest -q -p no:cacheprovider ${CMAKE_CURRENT_SOURCE_DIR}/tests)
 set_tests_properties(python_module PROPERTIES LABELS python TIMEOUT 300
   ENVIRONMENT "PYTHONPATH=${CMAKE_CURRENT_BINARY_DIR};HALFWAY_VK_VALIDATION=1;XDG_RUNTIME_DIR=/tmp;HALFWAY_SOURCE_DIR=${PROJECT_SOURCE_DIR};HALFWAY_CLI=$<TARGET_FILE:halfway>")
+
+# `pip install .` (pyproject.toml) into a fresh folder, and a launch through the installed module.
+# Its build folder is kept next to this build's; a fresh one compiles the module's libraries again,
+# served by ccache when this build uses it (pip-install.sh).
+add_test(NAME python_pip_install
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/pip-install.sh ${_python} ${PROJECT_SOURCE_DIR}
+          ${PROJECT_BINARY_DIR}-python-pip ${CMAKE_CURRENT_BINARY_DIR}/pip-target
+          ${CMAKE_CXX_COMPILER} ${CMAKE_C_COMPILER} "${CMAKE_CXX_COMPILER_LAUNCHER}")
+set_tests_properties(python_pip_install PROPERTIES LABELS python TIMEOUT 1800
+  ENVIRONMENT "XDG_RUNTIME_DIR=/tmp")
