@@ -12,8 +12,6 @@
 #include "halfway/diff/report.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/error.hpp"
-#include "halfway/ir/format.hpp"
-#include "halfway/numerics/convert.hpp"
 #include "halfway/policy/policy.hpp"
 #include "halfway/runtime/device.hpp"
 #include "halfway/text/kernel_file.hpp"
@@ -326,13 +324,7 @@ uint64_t scalar_bits(const ir::Kernel& k, const ir::Param& p, py::handle value) 
     uint64_t bits = 0;
     if (ir::exact_bits(p.type, v, bits))
       return bits;
-    const num::Format fmt = ir::format_of(p.type);
-    const uint64_t max_bits = num::from_double(fmt, DBL_MAX, num::Rounding::TowardZero);
-    if (std::fabs(v) > ir::widen_to_double(p.type, max_bits))
-      return wrong("out of range for " + tname + " (the largest finite value is " +
-                   diff::value_text(p.type, max_bits) + ")");
-    return wrong("not exactly representable in " + tname + "; the nearest value is " +
-                 diff::value_text(p.type, num::from_double(fmt, v)));
+    return wrong(diff::inexact_reason(p.type, v));
   }
   // Integers: a Python or NumPy integer in the type's range.
   if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
