@@ -1,8 +1,8 @@
 # The module's pytest suite (label python), run by the interpreter of the virtual environment
 # scripts/python-env makes (NumPy, ml_dtypes, pytest, scikit-build-core from PyPI). Registered
-# only when that environment exists and its interpreter has the ABI the module was built for; not
-# in sanitizer builds, where the module would need the sanitizer runtimes preloaded into Python.
-if(HALFWAY_SANITIZE OR NOT TARGET halfway)
+# only when that environment exists and its interpreter has the ABI the module was built for (the
+# module itself is not built in sanitizer builds: python/CMakeLists.txt).
+if(NOT TARGET halfway)
   return()
 endif()
 set(HALFWAY_PYTHON_VENV ${PROJECT_BINARY_DIR}/venv CACHE PATH
