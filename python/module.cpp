@@ -774,16 +774,28 @@ void accept(policy::OptIn kind, py::handle scope, const std::string& reason) {
                                       ": refused: " + policy::refusal_message(outcome.error()));
 }
 
-// Log lines (opt-ins recorded, device notes) go to stderr, as the CLI's do, at the level
-// HALFWAY_LOG names (default info); spdlog's own default logger would write to stdout.
+// Log lines (opt-ins recorded, device notes) go to stderr as the CLI's do, at the level HALFWAY_LOG
+// names (docs/environment.md; default info): spdlog's own default logger would write to stdout.
 void setup_logging() {
   if (spdlog::default_logger() && spdlog::default_logger()->name() == "halfway")
     return;
   auto logger = std::make_shared<spdlog::logger>(
       "halfway", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  logger->set_pattern("halfway: %^%l%$: %v");
   spdlog::level::level_enum level = spdlog::level::info;
-  if (const char* env = std::getenv("HALFWAY_LOG"); env && *env)
-    level = spdlog::level::from_str(env);
+  if (const char* env = std::getenv("HALFWAY_LOG"); env && *env) {
+    const std::string v = env;
+    for (const char* name : {"trace", "debug", "info", "warn", "warning", "error", "off"})
+      if (v == name)
+        level = spdlog::level::from_str(v);
+    if (level == spdlog::level::info && v != "info" &&
+        PyErr_WarnEx(PyExc_RuntimeWarning,
+                     ("HALFWAY_LOG=" + printable(v) +
+                      " is not one of trace, debug, info, warn, error, off; using info")
+                         .c_str(),
+                     1) < 0)
+      throw py::error_already_set(); // warnings turned into errors
+  }
   logger->set_level(level);
   spdlog::set_default_logger(logger);
 }

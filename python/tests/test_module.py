@@ -418,3 +418,19 @@ def test_readme_example(source_dir):
                        text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("True 1000 [{'label': '0', 'lo': 0, 'hi': 0, 'count': 1000}]")
+
+
+def test_logging_goes_to_stderr():
+    code = ("import halfway; halfway.accept_single_rounding('py_log_kernel', 'logged'); "
+            "print('result')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env=dict(os.environ, HALFWAY_LOG="info"))
+    assert r.stdout == "result\n"
+    assert "halfway: info: " in r.stderr and "py_log_kernel" in r.stderr
+    quiet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=dict(os.environ, HALFWAY_LOG="off"))
+    assert quiet.stdout == "result\n" and quiet.stderr == ""
+    bogus = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=dict(os.environ, HALFWAY_LOG="loud"))
+    assert "RuntimeWarning: HALFWAY_LOG=loud is not one of trace" in bogus.stderr
+    assert "py_log_kernel" in bogus.stderr  # info, as for no HALFWAY_LOG
