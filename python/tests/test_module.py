@@ -101,6 +101,27 @@ def test_read_write_and_scalars(device):
     assert np.array_equal(k.run(device, groups=1, x=x, n=5, flag=np.bool_(False))["x"], x)
 
 
+GRID_2D = """
+kernel py_2d workgroup(8, 8, 1) {
+  param out: buffer<u32, write>;
+  param w: u32;
+  let x: u32 = global_id(0);
+  let y: u32 = global_id(1);
+  out[add(mul(y, w), x)] = add(mul(y, 1000:u32), x);
+}
+"""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_2d_grids(device):
+    k = halfway.loads(GRID_2D)[0]
+    want = np.add.outer(np.arange(24, dtype=np.uint32) * 1000, np.arange(16, dtype=np.uint32))
+    by_lanes = k.run(device, grid=(16, 24), w=16)["out"]
+    assert by_lanes.shape == (384,) and np.array_equal(by_lanes.reshape(24, 16), want)
+    by_groups = k.run(device, groups=[2, 3], w=16, out=np.zeros((24, 16), np.uint32))["out"]
+    assert np.array_equal(by_groups, want)
+
+
 # bf16 and fp8 results: ml_dtypes arrays, the same values ml_dtypes' own rounding gives (round to
 # nearest even; all inputs are in range, where the formats agree).
 NARROW_ALL = """
