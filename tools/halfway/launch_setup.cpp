@@ -101,12 +101,7 @@ uint64_t scalar_bits(const ir::Kernel& k, const ir::Param& p, const std::string&
     uint64_t bits = 0;
     if (ir::exact_bits(p.type, v, bits))
       return bits;
-    const uint64_t max_bits = num::from_double(fmt, DBL_MAX, num::Rounding::TowardZero);
-    if (std::fabs(v) > ir::widen_to_double(p.type, max_bits))
-      return wrong("out of range for " + tname + " (the largest finite value is " +
-                   diff::value_text(p.type, max_bits) + ")");
-    return wrong("not exactly representable in " + tname + "; the nearest value is " +
-                 diff::value_text(p.type, num::from_double(fmt, v)));
+    return wrong(diff::inexact_reason(p.type, v));
   }
   if (p.type == ir::ScalarType::Bool) {
     if (text == "true" || text == "1")
