@@ -1,5 +1,6 @@
 #include "halfway/kernelgen/campaign.hpp"
 
+#include "halfway/diff/compare.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/report.hpp"
 #include "halfway/ir/error.hpp"
@@ -51,37 +52,47 @@ bool is_vulkan(const std::string& device) {
 }
 } // namespace
 
-std::optional<std::string> explain(const ir::Kernel& k, const std::string& device) {
+namespace {
+// Whether both patterns are NaNs of a float format `width` bits wide (f16 and bf16 for 16 bits),
+// or, wider than 16 bits, their halves are equal or such NaNs: a NaN's sign and payload moved by
+// a bitcast or a pack, possibly next to another value in the same word.
+bool nan_patterns(uint32_t width, uint64_t a, uint64_t b) {
+  if (a == b)
+    return true;
+  auto both = [&](num::Format f) { return num::is_nan(f, a) && num::is_nan(f, b); };
+  if ((width == 16 && (both(num::Format::F16) || both(num::Format::BF16))) ||
+      (width == 32 && both(num::Format::F32)) || (width == 64 && both(num::Format::F64)))
+    return true;
+  if (width <= 16)
+    return false;
+  const uint32_t half = width / 2;
+  const uint64_t mask = (uint64_t{1} << half) - 1;
+  return nan_patterns(half, a & mask, b & mask) && nan_patterns(half, a >> half, b >> half);
+}
+} // namespace
+
+std::optional<std::string> explain(const ir::Kernel& k, const std::string& device,
+                                   ir::ScalarType type, uint64_t reference, uint64_t device_bits) {
   if (!is_vulkan(device))
     return std::nullopt; // the interpreter and the CPU device are bit-exact for every op
-  // Ops the op table states with a looser precision than exact or correctly rounded (Vulkan's
-  // ulp bounds, absolute or inherited precision): until results are checked against those
-  // bounds, a kernel using one is only explained, never passed.
-  std::set<std::string_view> loose, nan_bits;
+  // A NaN result's sign and payload are unspecified (IEEE 754 §6.3): the interpreter returns the
+  // canonical NaN, lavapipe keeps an operand's sign and payload, and f16 payloads are lost
+  // through its float registers. Equal under the checker's NaN rule, they differ once copysign
+  // takes the sign or bitcast/pack expose the bits (tests/known-device-issues/).
+  bool copysign = false, bits = false;
   for (const ir::Expr& e : k.exprs) {
-    if (!device_exact(e.op) && ir::is_float(e.type))
-      loose.insert(ir::name(e.op));
-    // A NaN result's sign and payload are unspecified (IEEE 754 §6.3): the interpreter returns
-    // the canonical NaN, lavapipe keeps an operand's sign and payload, and f16 payloads are lost
-    // through its float registers. Equal under the checker's NaN rule, they differ once copysign
-    // takes the sign or bitcast/pack expose the bits (tests/known-device-issues/).
-    if (e.op == ir::Op::Copysign)
-      nan_bits.insert(ir::name(e.op));
-    if (e.op == ir::Op::Bitcast && ir::is_float(k.expr(e.args[0]).type))
-      nan_bits.insert(ir::name(e.op));
-    if (e.op == ir::Op::Pack && !ir::is_fp8(e.aux))
-      nan_bits.insert(ir::name(e.op));
+    copysign |= e.op == ir::Op::Copysign;
+    bits |= e.op == ir::Op::Bitcast && ir::is_float(k.expr(e.args[0]).type);
+    bits |= e.op == ir::Op::Pack && !ir::is_fp8(e.aux);
   }
-  auto list = [](const std::set<std::string_view>& ops) {
-    std::string out;
-    for (auto op : ops)
-      out += (out.empty() ? "" : ", ") + std::string(op);
-    return out;
-  };
-  if (!loose.empty())
-    return "device math precision (" + list(loose) + ")";
-  if (!nan_bits.empty())
-    return "known device issue: NaN sign or payload observed (" + list(nan_bits) + ")";
+  if (copysign && ir::is_float(type)) {
+    const auto f = diff::float_format(type);
+    if ((reference ^ device_bits) == num::info(*f).sign_mask)
+      return "known device issue: NaN sign observed (copysign)";
+  }
+  if (bits && type != ir::ScalarType::Bool &&
+      nan_patterns(ir::info(type).bits, reference, device_bits))
+    return "known device issue: NaN sign or payload observed (bitcast, pack)";
   return std::nullopt;
 }
 
@@ -97,8 +108,15 @@ Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& dev
     o.exact_models = setup.exact_models;
     o.launch.timeout = setup.timeout;
     o.max_shown = 3;
+    std::vector<diff::BufferResults> results;
+    o.results = &results;
     diff::Report r = diff::run(vk, device, inputs.grid, inputs.args, o);
     c.violations = r.violations();
+    c.undecided_lanes = r.undecided_lanes;
+    for (const diff::BufferReport& b : r.buffers) {
+      c.undecided += b.undecided;
+      c.unchecked += b.unchecked;
+    }
     if (c.violations == 0) {
       // Inconclusive only when no output proved anything: one all-NaN output among several
       // still leaves the others compared.
@@ -106,9 +124,25 @@ Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& dev
       return c;
     }
     c.report = diff::to_text(r);
-    if (auto why = explain(kernel, device_name)) {
+    // Every element the checker still calls a violation needs a cause of its own.
+    std::set<std::string> causes;
+    bool all = true;
+    for (const diff::BufferResults& b : results) {
+      const ir::ScalarType t = b.reference.type();
+      for (size_t i = 0; i < b.verdicts.size() && all; ++i) {
+        if (b.verdicts[i] != diff::Verdict::Violation)
+          continue;
+        auto why = explain(kernel, device_name, t, b.reference.get_bits(i), b.device.get_bits(i));
+        if (why)
+          causes.insert(*why);
+        else
+          all = false;
+      }
+    }
+    if (all && !causes.empty()) {
       c.outcome = Outcome::Explained;
-      c.cause = *why;
+      for (const auto& why : causes)
+        c.cause += (c.cause.empty() ? "" : "; ") + why;
     } else {
       c.outcome = Outcome::Unexplained;
       c.cause = "mismatch";
@@ -195,6 +229,10 @@ CampaignResult run_campaign(const CampaignOptions& o) {
         ++result.inconclusive;
       if (c.outcome == Outcome::Unsupported)
         ++result.unsupported;
+      if (c.undecided || c.undecided_lanes || c.unchecked) {
+        ++result.undecided_comparisons;
+        result.undecided_elements += c.undecided + c.unchecked;
+      }
       if (c.outcome == Outcome::Explained || c.outcome == Outcome::Unexplained) {
         Finding f;
         f.index = index;

@@ -10,6 +10,10 @@
 // Sharding is deterministic, like Mesa's deqp-runner: the campaign is the fixed sequence of
 // kernels 0..count-1 of one seed, and shard I of N runs the indices i with i % N == I, so any
 // set of machines that runs every shard runs the whole campaign exactly once.
+// A mismatch is judged per element: the checker already passes elements that are exact, inside an
+// opt-in's bound, equal to a rounding model or inside the interval a device's math precision
+// propagates (diff.hpp); every element it still calls a violation must have its own documented
+// cause (explain()) for the mismatch to be explained.
 
 #include "halfway/kernelgen/generate.hpp"
 #include "halfway/runtime/device.hpp"
@@ -50,9 +54,13 @@ std::string_view name(Outcome o);
 
 struct Check {
   Outcome outcome = Outcome::Match;
-  std::string cause;       // Explained: explain()'s text; Unexplained: what failed
+  std::string cause;       // Explained: explain()'s texts; Unexplained: what failed
   uint64_t violations = 0; // elements
-  std::string report;      // the checker's text report, for mismatches and errors
+  // Elements that differ and that nothing decides: undecided by the intervals (and lanes whose
+  // branches the intervals could not decide), unchecked under relaxed accumulation. They are
+  // neither passed nor failed; the campaign counts them.
+  uint64_t undecided = 0, undecided_lanes = 0, unchecked = 0;
+  std::string report; // the checker's text report, for mismatches and errors
 };
 
 // Records the setup's opt-in for the kernel in `registry` (a Kernel scope: it covers no other).
@@ -65,8 +73,13 @@ void apply_opt_in(policy::Registry& registry, const std::string& kernel, const R
 Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& device_name,
             const RunSetup& setup, const policy::Registry& registry);
 
-// Why a mismatch of `kernel` on the device named `device_name` is not halfway's, or none.
-std::optional<std::string> explain(const ir::Kernel& kernel, const std::string& device_name);
+// Why one element of an output of type `type`, which the checker found violating (`reference`
+// from the interpreter, `device` from the device named `device_name`), is not halfway's, or none.
+// The causes are those of tests/known-device-issues/, on Vulkan only: a NaN's sign seen through
+// copysign (the two differ in the sign bit alone), a NaN's sign or payload seen through a bitcast
+// or a pack (both sides NaN patterns of a float format of the element's width, or of its halves).
+std::optional<std::string> explain(const ir::Kernel& kernel, const std::string& device_name,
+                                   ir::ScalarType type, uint64_t reference, uint64_t device);
 
 // The command that shows the comparison: `halfway diff FILE --device D --grid N --inputs K --seed
 // S` plus the opt-in and --exact-models when the setup holds them.
@@ -86,6 +99,8 @@ struct CampaignResult {
   uint64_t comparisons = 0; // kernel x device
   uint64_t mismatches = 0;  // comparisons with violations or errors: explained + unexplained
   uint64_t explained = 0, unexplained = 0, inconclusive = 0, unsupported = 0;
+  // Comparisons with elements nothing decides (Check::undecided, unchecked), and those elements.
+  uint64_t undecided_comparisons = 0, undecided_elements = 0;
   std::map<std::string, uint64_t> causes; // explained and unexplained comparisons by cause
   std::vector<Finding> findings;          // every mismatch, in index order
   double seconds = 0;
