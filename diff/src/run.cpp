@@ -330,7 +330,10 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
       if (stored_by_site) {
         record = &stats.shadow[(*site_records)[i]];
         site = barrier_sites.at(record->site);
-        if (site->to != b.type)
+        // A later store that is no site's (an exact op, a loose one judged by its interval) may
+        // have overwritten the element: a record whose value is not the element's final value
+        // bounds nothing.
+        if (site->to != b.type || !same_bits(b.type, record->result_bits, r, report.controls))
           record = nullptr;
       }
       bool explained = same;
