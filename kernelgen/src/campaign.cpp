@@ -7,6 +7,7 @@
 #include "halfway/ir/printer.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/policy/registry.hpp"
+#include "quirks.hpp"
 
 #include <set>
 #include <spdlog/spdlog.h>
@@ -71,6 +72,35 @@ bool nan_patterns(uint32_t width, uint64_t a, uint64_t b) {
 }
 } // namespace
 
+namespace {
+// A device that "runs" a kernel by writing the results another device produced: the checker then
+// judges those results against another reference (a quirk model's rewritten kernel) with the
+// same inputs, float controls and math profile.
+class Replay final : public rt::Device {
+public:
+  Replay(const rt::DeviceInfo& info, const std::vector<diff::BufferResults>& results,
+         const policy::Registry& registry)
+      : info_(info), results_(results), registry_(registry) {}
+  const rt::DeviceInfo& info() const override { return info_; }
+  rt::LaunchResult launch(const ir::VerifiedKernel& kernel, const rt::Grid&,
+                          std::span<const rt::Arg> args, const rt::LaunchOptions&) override {
+    for (const diff::BufferResults& b : results_) {
+      rt::HostBuffer& out = *args[b.param].buffer;
+      for (size_t i = 0; i < b.device.size() && i < out.size(); ++i)
+        out.set_bits(i, b.device.get_bits(i));
+    }
+    rt::LaunchResult r;
+    r.budget = registry_.budget(kernel.name());
+    return r;
+  }
+
+private:
+  rt::DeviceInfo info_;
+  const std::vector<diff::BufferResults>& results_;
+  const policy::Registry& registry_;
+};
+} // namespace
+
 std::optional<std::string> explain(const ir::Kernel& k, const std::string& device,
                                    ir::ScalarType type, uint64_t reference, uint64_t device_bits) {
   if (!is_vulkan(device))
@@ -124,22 +154,38 @@ Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& dev
       return c;
     }
     c.report = diff::to_text(r);
-    // Every element the checker still calls a violation needs a cause of its own.
+    // Every element the checker still calls a violation needs a cause of its own: a rule on the
+    // element's bits (explain()), or a quirk model whose rewritten kernel accepts it.
     std::set<std::string> causes;
-    bool all = true;
+    std::set<std::pair<uint32_t, uint64_t>> pending; // (param, element)
     for (const diff::BufferResults& b : results) {
       const ir::ScalarType t = b.reference.type();
-      for (size_t i = 0; i < b.verdicts.size() && all; ++i) {
+      for (size_t i = 0; i < b.verdicts.size(); ++i) {
         if (b.verdicts[i] != diff::Verdict::Violation)
           continue;
         auto why = explain(kernel, device_name, t, b.reference.get_bits(i), b.device.get_bits(i));
         if (why)
           causes.insert(*why);
         else
-          all = false;
+          pending.emplace(b.param, i);
       }
     }
-    if (all && !causes.empty()) {
+    if (!pending.empty())
+      for (const detail::QuirkModel& m : detail::quirk_models(kernel, device_name)) {
+        Replay replay(device.info(), results, registry);
+        std::vector<diff::BufferResults> judged;
+        diff::Options mo = o;
+        mo.results = &judged;
+        diff::run(ir::verify(m.kernel), replay, inputs.grid, inputs.args, mo);
+        for (const diff::BufferResults& b : judged)
+          for (size_t i = 0; i < b.verdicts.size(); ++i)
+            if (b.verdicts[i] != diff::Verdict::Violation &&
+                b.verdicts[i] != diff::Verdict::Undecided && pending.erase({b.param, i}))
+              causes.insert(m.cause);
+        if (pending.empty())
+          break;
+      }
+    if (pending.empty() && !causes.empty()) {
       c.outcome = Outcome::Explained;
       for (const auto& why : causes)
         c.cause += (c.cause.empty() ? "" : "; ") + why;
