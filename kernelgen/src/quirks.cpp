@@ -70,6 +70,57 @@ bool rewrite_log_subnormal(ir::Kernel& k) {
   return changed;
 }
 
+// Whether the expression is built of constants alone (so that the driver folds it).
+bool constant_tree(const ir::Kernel& k, ExprId id) {
+  const ir::Expr& e = k.exprs[id];
+  if (e.op == Op::Const)
+    return true;
+  if (ir::info(e.op).rule == ir::TypeRule::Leaf)
+    return false;
+  for (int i = 0; i < e.nargs; ++i)
+    if (!constant_tree(k, e.args[i]))
+      return false;
+  return true;
+}
+
+// lavapipe folds a float multiplication by a constant +0.0 (or by constants that fold to it, as
+// floor(0.75)) to +0.0, whatever the other operand and in spite of NoContraction and
+// SignedZeroInfNanPreserve: 0.0 * -3 is +0 (not -0), and 0.0 * inf and 0.0 * NaN are +0 (not
+// NaN); a product by -0.0 is computed. Rewritten here, each product with an operand built of
+// constants becomes select(that operand is +0.0, +0.0, the product), the reference deciding.
+bool rewrite_mul_by_zero(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op != Op::Mul || !ir::is_float(e.type))
+      continue;
+    for (int i = 0; i < 2; ++i) {
+      if (!constant_tree(k, e.args[i]))
+        continue;
+      static const ScalarType kBits[] = {ScalarType::U8, ScalarType::U16, ScalarType::U32,
+                                         ScalarType::U64};
+      const uint32_t width = ir::info(e.type).bits;
+      const ScalarType u = kBits[width == 8 ? 0 : width == 16 ? 1 : width == 32 ? 2 : 3];
+      const ExprId original = k.add(e);
+      const ExprId zero = add_node(k, Op::Const, e.type, {}, 0);
+      const ExprId is_zero =
+          add_node(k, Op::Eq, ScalarType::Bool,
+                   {add_node(k, Op::Bitcast, u, {e.args[i]}), add_node(k, Op::Const, u, {}, 0)});
+      ir::Expr& s = k.exprs[id];
+      s = ir::Expr{};
+      s.op = Op::Select;
+      s.type = e.type;
+      s.nargs = 3;
+      s.args = {is_zero, zero, original, ir::kNone};
+      s.line = e.line;
+      changed = true;
+      break;
+    }
+  }
+  return changed;
+}
+
 } // namespace
 
 std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
@@ -79,6 +130,10 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   QuirkModel log{"known device issue: log of an f32 subnormal (log, log2, pow)", kernel};
   if (rewrite_log_subnormal(log.kernel))
     out.push_back(std::move(log));
+  QuirkModel zero{"known device issue: a product by the constant +0.0 folded to +0.0 (mul)",
+                  kernel};
+  if (rewrite_mul_by_zero(zero.kernel))
+    out.push_back(std::move(zero));
   return out;
 }
 
