@@ -137,6 +137,8 @@ Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& dev
     o.accept_inconclusive = true;
     o.exact_models = setup.exact_models;
     o.launch.timeout = setup.timeout;
+    o.launch.threads = setup.threads;
+    o.reference_threads = setup.threads;
     o.max_shown = 3;
     std::vector<diff::BufferResults> results;
     o.results = &results;
@@ -236,8 +238,12 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   quiet->set_level(spdlog::level::off);
   policy::Registry registry(quiet);
   std::vector<std::unique_ptr<rt::Device>> devices;
-  for (const auto& n : o.devices)
-    devices.push_back(rt::make_device(n, &registry));
+  auto make_devices = [&] {
+    devices.clear(); // the old ones go first: two lavapipe instances at once only cost memory
+    for (const auto& n : o.devices)
+      devices.push_back(rt::make_device(n, &registry));
+  };
+  make_devices();
   CampaignResult result;
   const auto start = std::chrono::steady_clock::now();
   auto record = [&](Finding f) {
@@ -250,6 +256,8 @@ CampaignResult run_campaign(const CampaignOptions& o) {
   };
   uint64_t done = 0;
   for (uint64_t index : indices) {
+    if (o.fresh_devices_every && done && done % o.fresh_devices_every == 0)
+      make_devices();
     ++result.kernels;
     std::optional<Generated> g;
     try {

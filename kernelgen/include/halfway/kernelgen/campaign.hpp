@@ -40,6 +40,10 @@ struct RunSetup {
   bool single_rounding = false;
   bool exact_models = false;
   std::chrono::milliseconds timeout{0}; // per launch; 0: none
+  // Threads of each launch, the reference's included (0: all cores). One by default: a long
+  // campaign runs one shard per core, which keeps every core busy already, and the grids are a
+  // few hundred lanes.
+  unsigned threads = 1;
 };
 RunSetup setup_of(const Generated& g);
 
@@ -113,6 +117,10 @@ struct CampaignOptions {
   uint64_t shard = 0, shards = 1;
   GenOptions gen;
   std::chrono::milliseconds timeout{0};
+  // The devices are made again after this many kernels (0: never): a device keeps every kernel it
+  // compiled (the launch memo, Vulkan pipelines), about 2 MB each on lavapipe, so a long shard
+  // would otherwise grow without bound. Making lavapipe again costs about 50 ms.
+  uint64_t fresh_devices_every = 250;
   // Stop after the kernel that brought this many unexplained mismatches (0: never stop).
   uint64_t stop_after_unexplained = 0;
   // Called after each kernel with the kernels done so far and the running result.
