@@ -21,6 +21,7 @@ RunSetup setup_of(const Generated& g) {
   s.input_seed = g.input_seed;
   s.single_rounding = g.single_rounding;
   s.exact_models = g.exact_models;
+  s.relaxed_accumulation = g.relaxed_accumulation;
   return s;
 }
 
@@ -45,6 +46,10 @@ void apply_opt_in(policy::Registry& registry, const std::string& kernel, const R
       !registry.accept_single_rounding(policy::Scope::kernel(kernel), "fuzz campaign"))
     throw Error(ErrorKind::Internal,
                 "the policy refused the single-rounding opt-in of kernel " + kernel);
+  if (setup.relaxed_accumulation &&
+      !registry.accept_relaxed_accumulation(policy::Scope::kernel(kernel), "fuzz campaign"))
+    throw Error(ErrorKind::Internal,
+                "the policy refused the relaxed-accumulation opt-in of kernel " + kernel);
 }
 
 namespace {
@@ -216,6 +221,8 @@ std::string diff_command(const std::string& file, const std::string& kernel,
                     std::to_string(setup.input_seed);
   if (setup.single_rounding)
     cmd += " --accept-single-rounding=" + kernel + ":fuzz";
+  if (setup.relaxed_accumulation)
+    cmd += " --accept-relaxed-accumulation=" + kernel + ":fuzz";
   if (setup.exact_models)
     cmd += " --exact-models";
   return cmd;

@@ -88,8 +88,8 @@ Runner add_reduce(CLI::App& app) {
     kernelgen::RunSetup setup;
     // Options the command line leaves out come from the file's `// halfway diff` comment.
     const text::KernelFile file = o->choice.load_file();
-    bool header_single = false;
-    std::string header_reason;
+    bool header_single = false, header_relaxed = false;
+    std::string header_reason, relaxed_reason;
     for (const auto& [option, value] : header_options(file.text())) {
       if (option == "--grid" && !o->grid_option->count())
         o->grid = value;
@@ -102,6 +102,10 @@ Runner add_reduce(CLI::App& app) {
       if (option == "--accept-single-rounding" && value.size() > 1 && value[0] == '=') {
         header_single = true;
         header_reason = value.substr(value.find(':') + 1);
+      }
+      if (option == "--accept-relaxed-accumulation" && value.size() > 1 && value[0] == '=') {
+        header_relaxed = true;
+        relaxed_reason = value.substr(value.find(':') + 1);
       }
     }
     if (file.kernels().size() > 1 && o->choice.kernel.empty()) {
@@ -116,6 +120,9 @@ Runner add_reduce(CLI::App& app) {
     if (header_single && !policy::global_registry().accept_single_rounding(
                              policy::Scope::kernel(kernel.name()), header_reason))
       throw Error(ErrorKind::Usage, "the file's single-rounding opt-in was refused", ctx);
+    if (header_relaxed && !policy::global_registry().accept_relaxed_accumulation(
+                              policy::Scope::kernel(kernel.name()), relaxed_reason))
+      throw Error(ErrorKind::Usage, "the file's relaxed-accumulation opt-in was refused", ctx);
     if (o->grid.empty())
       throw Error(ErrorKind::Usage,
                   "no grid: give --grid LANES (or a file with a `// halfway diff` comment)", ctx);
@@ -136,6 +143,8 @@ Runner add_reduce(CLI::App& app) {
     setup.input_seed = parse_count(o->seed, "--seed");
     setup.exact_models = o->exact_models;
     setup.single_rounding = policy::budget(kernel.name()).holds(policy::OptIn::SingleRounding);
+    setup.relaxed_accumulation =
+        policy::budget(kernel.name()).holds(policy::OptIn::RelaxedAccumulation);
     // Candidates may loop for ever (a loop whose exit was deleted): they need a deadline.
     setup.timeout = std::chrono::seconds(10);
     if (o->timeout_option->count())
@@ -163,7 +172,10 @@ Runner add_reduce(CLI::App& app) {
       throw_if_interrupted(kernel.name());
       kernelgen::RunSetup s = setup;
       s.lanes = n;
-      return kernelgen::check(k.kernel(), *device, o->device, s, registry).outcome == first.outcome;
+      // The same failure: an error (or another cause) never stands in for the mismatch.
+      const kernelgen::Check c = kernelgen::check(k.kernel(), *device, o->device, s, registry);
+      return c.outcome == first.outcome &&
+             (c.outcome != kernelgen::Outcome::Unexplained || c.cause == first.cause);
     };
     kernelgen::Reduced r = kernelgen::reduce(kernel.kernel(), setup.lanes, still_fails, ro);
     kernelgen::RunSetup final_setup = setup;

@@ -39,6 +39,7 @@ struct RunSetup {
   uint64_t input_seed = 1;
   bool single_rounding = false;
   bool exact_models = false;
+  bool relaxed_accumulation = false;
   std::chrono::milliseconds timeout{0}; // per launch; 0: none
   // Threads of each launch, the reference's included (0: all cores). One by default: a long
   // campaign runs one shard per core, which keeps every core busy already, and the grids are a
@@ -86,7 +87,7 @@ std::optional<std::string> explain(const ir::Kernel& kernel, const std::string& 
                                    ir::ScalarType type, uint64_t reference, uint64_t device);
 
 // The command that shows the comparison: `halfway diff FILE --device D --grid N --inputs K --seed
-// S` plus the opt-in and --exact-models when the setup holds them.
+// S` plus the opt-ins and --exact-models when the setup holds them.
 std::string diff_command(const std::string& file, const std::string& kernel,
                          const std::string& device_name, const RunSetup& setup);
 
