@@ -83,39 +83,81 @@ bool constant_tree(const ir::Kernel& k, ExprId id) {
   return true;
 }
 
-// lavapipe folds a float multiplication by a constant +0.0 (or by constants that fold to it, as
-// floor(0.75)) to +0.0, whatever the other operand and in spite of NoContraction and
-// SignedZeroInfNanPreserve: 0.0 * -3 is +0 (not -0), and 0.0 * inf and 0.0 * NaN are +0 (not
-// NaN); a product by -0.0 is computed. Rewritten here, each product with an operand built of
-// constants becomes select(that operand is +0.0, +0.0, the product), the reference deciding.
-bool rewrite_mul_by_zero(ir::Kernel& k) {
+// The unsigned type of a float type's width, for its bits.
+ScalarType bits_type(ScalarType t) {
+  const uint32_t width = ir::info(t).bits;
+  return width == 8    ? ScalarType::U8
+         : width == 16 ? ScalarType::U16
+         : width == 32 ? ScalarType::U32
+                       : ScalarType::U64;
+}
+
+// Node `id` becomes select(cond, then, its old self).
+void select_instead(ir::Kernel& k, ExprId id, ExprId cond, ExprId then) {
+  const ir::Expr e = k.exprs[id];
+  const ExprId original = k.add(e);
+  ir::Expr& s = k.exprs[id];
+  s = ir::Expr{};
+  s.op = Op::Select;
+  s.type = e.type;
+  s.nargs = 3;
+  s.args = {cond, then, original, ir::kNone};
+  s.line = e.line;
+}
+
+// lavapipe folds float arithmetic with a constant +0.0 operand (or constants that fold to it, as
+// floor(0.75)) as if signed zeros, infinities and NaNs did not exist, in spite of NoContraction
+// and SignedZeroInfNanPreserve: 0.0 * x is +0 (-0 expected for negative x, NaN for an infinite
+// or NaN x), 0.0 + x is x (+0 expected for x = -0). A product or sum by -0.0 is computed.
+// Rewritten here, each such node becomes select(that operand is +0.0, what lavapipe gives, the
+// node), the reference deciding the condition.
+bool rewrite_zero_folds(ir::Kernel& k) {
   bool changed = false;
   const size_t n = k.exprs.size();
   for (ExprId id = 0; id < n; ++id) {
     const ir::Expr e = k.exprs[id];
-    if (e.op != Op::Mul || !ir::is_float(e.type))
+    if ((e.op != Op::Mul && e.op != Op::Add) || !ir::is_float(e.type))
       continue;
     for (int i = 0; i < 2; ++i) {
       if (!constant_tree(k, e.args[i]))
         continue;
-      static const ScalarType kBits[] = {ScalarType::U8, ScalarType::U16, ScalarType::U32,
-                                         ScalarType::U64};
-      const uint32_t width = ir::info(e.type).bits;
-      const ScalarType u = kBits[width == 8 ? 0 : width == 16 ? 1 : width == 32 ? 2 : 3];
-      const ExprId original = k.add(e);
-      const ExprId zero = add_node(k, Op::Const, e.type, {}, 0);
+      const ScalarType u = bits_type(e.type);
       const ExprId is_zero =
           add_node(k, Op::Eq, ScalarType::Bool,
                    {add_node(k, Op::Bitcast, u, {e.args[i]}), add_node(k, Op::Const, u, {}, 0)});
-      ir::Expr& s = k.exprs[id];
-      s = ir::Expr{};
-      s.op = Op::Select;
-      s.type = e.type;
-      s.nargs = 3;
-      s.args = {is_zero, zero, original, ir::kNone};
-      s.line = e.line;
+      select_instead(k, id, is_zero,
+                     e.op == Op::Mul ? add_node(k, Op::Const, e.type, {}, 0) : e.args[1 - i]);
       changed = true;
       break;
+    }
+  }
+  return changed;
+}
+
+// lavapipe returns a NaN operand's own NaN where the interpreter returns the canonical positive
+// one; the sign shows once copysign takes it or a bitcast exposes it, also when integer
+// arithmetic follows (bitcast<i32>(exp2(-NaN)) - 85). Rewritten here with the sign flipped: each
+// copysign(x, v) of a NaN v becomes its negation, and each bitcast of a NaN has its sign bit
+// flipped.
+bool rewrite_nan_sign(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op == Op::Copysign) {
+      const ExprId v = e.args[1];
+      const ExprId copy = k.add(e);
+      select_instead(k, id, add_node(k, Op::Ne, ScalarType::Bool, {v, v}),
+                     add_node(k, Op::Neg, e.type, {copy}));
+      changed = true;
+    } else if (e.op == Op::Bitcast && ir::is_float(k.exprs[e.args[0]].type) && ir::is_int(e.type)) {
+      const ExprId v = e.args[0];
+      const ExprId copy = k.add(e);
+      const ExprId sign =
+          add_node(k, Op::Const, e.type, {}, uint64_t{1} << (ir::info(e.type).bits - 1));
+      select_instead(k, id, add_node(k, Op::Ne, ScalarType::Bool, {v, v}),
+                     add_node(k, Op::Xor, e.type, {copy, sign}));
+      changed = true;
     }
   }
   return changed;
@@ -130,10 +172,12 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   QuirkModel log{"known device issue: log of an f32 subnormal (log, log2, pow)", kernel};
   if (rewrite_log_subnormal(log.kernel))
     out.push_back(std::move(log));
-  QuirkModel zero{"known device issue: a product by the constant +0.0 folded to +0.0 (mul)",
-                  kernel};
-  if (rewrite_mul_by_zero(zero.kernel))
+  QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add)", kernel};
+  if (rewrite_zero_folds(zero.kernel))
     out.push_back(std::move(zero));
+  QuirkModel nan{"known device issue: NaN sign observed (copysign, bitcast)", kernel};
+  if (rewrite_nan_sign(nan.kernel))
+    out.push_back(std::move(nan));
   return out;
 }
 
