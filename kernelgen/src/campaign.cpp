@@ -17,6 +17,8 @@ namespace halfway::kernelgen {
 RunSetup setup_of(const Generated& g) {
   RunSetup s;
   s.lanes = g.lanes;
+  s.lanes_y = g.lanes_y;
+  s.lanes_z = g.lanes_z;
   s.inputs = g.inputs;
   s.input_seed = g.input_seed;
   s.single_rounding = g.single_rounding;
@@ -136,7 +138,10 @@ Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& dev
   Check c;
   try {
     ir::VerifiedKernel vk = ir::verify(kernel);
-    auto inputs = diff::inputs::make_inputs(kernel, setup.lanes, setup.inputs, setup.input_seed);
+    const uint64_t elements = uint64_t{setup.lanes} * setup.lanes_y * setup.lanes_z;
+    auto inputs = diff::inputs::make_inputs(kernel, elements, setup.inputs, setup.input_seed);
+    if (setup.lanes_y * setup.lanes_z > 1)
+      inputs.grid = rt::Grid::for_lanes(kernel, {setup.lanes, setup.lanes_y, setup.lanes_z});
     diff::Options o;
     o.registry = &registry;
     o.accept_inconclusive = true;
@@ -183,7 +188,16 @@ Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& dev
         std::vector<diff::BufferResults> judged;
         diff::Options mo = o;
         mo.results = &judged;
-        diff::run(ir::verify(m.kernel), replay, inputs.grid, inputs.args, mo);
+        std::optional<ir::VerifiedKernel> model;
+        try {
+          model.emplace(ir::verify(m.kernel));
+        } catch (const Error& e) { // a bug of the model's rewrite
+          throw Error(ErrorKind::Internal,
+                      "the quirk model '" + m.cause +
+                          "' rewrote the kernel into one the verifier refuses: " + e.message() +
+                          "\n" + ir::print(m.kernel));
+        }
+        diff::run(*model, replay, inputs.grid, inputs.args, mo);
         for (const diff::BufferResults& b : judged)
           for (size_t i = 0; i < b.verdicts.size(); ++i)
             if (b.verdicts[i] != diff::Verdict::Violation &&
@@ -213,10 +227,19 @@ Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& dev
   return c;
 }
 
+std::string grid_text(const RunSetup& setup) {
+  std::string g = std::to_string(setup.lanes);
+  if (setup.lanes_y * setup.lanes_z > 1)
+    g += "x" + std::to_string(setup.lanes_y);
+  if (setup.lanes_z > 1)
+    g += "x" + std::to_string(setup.lanes_z);
+  return g;
+}
+
 std::string diff_command(const std::string& file, const std::string& kernel,
                          const std::string& device_name, const RunSetup& setup) {
   std::string cmd = "halfway diff " + file + " --device " + device_name + " --grid " +
-                    std::to_string(setup.lanes) + " --inputs " +
+                    grid_text(setup) + " --inputs " +
                     std::string(diff::inputs::name(setup.inputs)) + " --seed " +
                     std::to_string(setup.input_seed);
   if (setup.single_rounding)

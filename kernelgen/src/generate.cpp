@@ -119,6 +119,19 @@ public:
     static const std::vector<uint32_t> sizes{1, 2, 4, 8, 16, 32, 64};
     k.workgroup = {r_.pick(sizes), 1, 1};
     g_.lanes = k.workgroup[0] * static_cast<uint32_t>(1 + r_.below(4));
+    // A 2-D grid for a fifth of the kernels, 3-D for a tenth: the workgroup and the grid get
+    // extents along y (and z), at most 64 lanes per workgroup.
+    const uint64_t dims = r_.below(10);
+    if (dims < 3) {
+      k.workgroup[0] = std::min<uint32_t>(k.workgroup[0], 16);
+      g_.lanes = k.workgroup[0] * static_cast<uint32_t>(1 + r_.below(3));
+      k.workgroup[1] = 1u << r_.below(3);
+      g_.lanes_y = k.workgroup[1] * static_cast<uint32_t>(1 + r_.below(2));
+      if (dims == 0) {
+        k.workgroup[2] = 1u << r_.below(2);
+        g_.lanes_z = k.workgroup[2] * static_cast<uint32_t>(1 + r_.below(2));
+      }
+    }
     g_.exact_only = r_.below(256) < o_.exact_only_256;
     g_.single_rounding = r_.below(256) < o_.single_rounding_256;
     g_.exact_models = g_.single_rounding && r_.below(256) < o_.exact_models_256;
@@ -136,6 +149,12 @@ public:
 
     declare_memory();
     gid_ = node(Op::GlobalId, ScalarType::U32, {});
+    if (g_.lanes_y * g_.lanes_z > 1) // the lane's element: x + X * (y + Y * z)
+      gid_ = linear(Op::GlobalId, [this](uint32_t d) {
+        return node(Op::Mul, ScalarType::U32,
+                    {node(Op::NumGroups, ScalarType::U32, {}, d),
+                     node(Op::GroupSize, ScalarType::U32, {}, d)});
+      });
     std::vector<Stmt>& body = k.body;
     if (!k.shared.empty())
       shared_phase(body);
@@ -165,6 +184,21 @@ public:
   }
 
 private:
+  // id(0) + extent(0) * (id(1) + extent(1) * id(2)) of a builtin (global_id or local_id), the
+  // dimensions the kernel uses only.
+  ExprId linear(Op builtin, const std::function<ExprId(uint32_t)>& extent) {
+    const ir::Kernel& k = g_.kernel;
+    const bool z = g_.lanes_z > 1 || k.workgroup[2] > 1;
+    ExprId v = node(builtin, ScalarType::U32, {}, z ? 2 : 1);
+    if (z)
+      v = node(
+          Op::Add, ScalarType::U32,
+          {node(builtin, ScalarType::U32, {}, 1), node(Op::Mul, ScalarType::U32, {extent(1), v})});
+    return node(
+        Op::Add, ScalarType::U32,
+        {node(builtin, ScalarType::U32, {}, 0), node(Op::Mul, ScalarType::U32, {extent(0), v})});
+  }
+
   // ---- types and constants ----------------------------------------------------------------
   ScalarType value_type() {
     // The formats the library is about come up more often than the others.
@@ -490,7 +524,7 @@ private:
       k.privates.push_back(array_shape("pa", element_type(), elements, rank));
     }
     if (r_.chance(30)) {
-      k.shared.push_back(array_shape("sh", element_type(), k.workgroup[0],
+      k.shared.push_back(array_shape("sh", element_type(), k.workgroup_lanes(),
                                      1 + static_cast<uint32_t>(r_.below(3))));
       if (r_.coin()) {
         k.shared.push_back({"sacc", r_.pick(atomic_types), 4});
@@ -508,9 +542,13 @@ private:
     s.kind = StmtKind::Store;
     s.space = Space::Shared;
     s.mem = 0;
-    // The lane's own slot: local_id(0), split row-major over the array's dimensions.
+    // The lane's own slot: its linear local id, split row-major over the array's dimensions.
     const ir::SharedArray& sh = k.shared[0];
-    const ExprId lid = node(Op::LocalId, ScalarType::U32, {}, 0);
+    const ExprId lid = k.workgroup_lanes() == k.workgroup[0]
+                           ? node(Op::LocalId, ScalarType::U32, {}, 0)
+                           : linear(Op::LocalId, [this](uint32_t d) {
+                               return constant(ScalarType::U32, g_.kernel.workgroup[d]);
+                             });
     if (sh.rank() == 1) {
       s.a = lid;
     } else {

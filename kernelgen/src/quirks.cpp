@@ -150,7 +150,9 @@ bool rewrite_nan_sign(ir::Kernel& k) {
       select_instead(k, id, add_node(k, Op::Ne, ScalarType::Bool, {v, v}),
                      add_node(k, Op::Neg, e.type, {copy}));
       changed = true;
-    } else if (e.op == Op::Bitcast && ir::is_float(k.exprs[e.args[0]].type) && ir::is_int(e.type)) {
+    } else if (e.op == Op::Bitcast && ir::is_float(k.exprs[e.args[0]].type) &&
+               !ir::is_fp8(k.exprs[e.args[0]].type) && ir::is_int(e.type)) {
+      // (fp8 NaNs are the backend's own integer code, the same on every device.)
       const ExprId v = e.args[0];
       const ExprId copy = k.add(e);
       const ExprId sign =

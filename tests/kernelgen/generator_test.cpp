@@ -60,6 +60,7 @@ TEST(Generator, CoversOpsTypesStatementsAndRoundings) {
   size_t single = 0, models = 0, exact_only = 0, shared_atomics = 0, narrowing_stores = 0;
   size_t relaxed = 0, accumulating = 0, clamps = 0, private_stores = 0, private_loads = 0;
   std::set<uint32_t> private_ranks, shared_ranks;
+  size_t grids_2d = 0, grids_3d = 0;
   for (uint64_t i = 0; i < 600; ++i) {
     const Generated g = generate(1, i);
     const ir::Kernel& k = g.kernel;
@@ -68,6 +69,10 @@ TEST(Generator, CoversOpsTypesStatementsAndRoundings) {
     for (const ir::SharedArray& a : k.shared)
       shared_ranks.insert(a.rank());
     relaxed += g.relaxed_accumulation;
+    grids_2d += g.lanes_y > 1 && g.lanes_z == 1;
+    grids_3d += g.lanes_z > 1;
+    EXPECT_EQ(g.lanes_y % k.workgroup[1], 0u);
+    EXPECT_EQ(g.lanes_z % k.workgroup[2], 0u);
     // A kernel that holds the relaxed-accumulation opt-in has an accumulation it applies to.
     if (g.relaxed_accumulation)
       accumulating += !ir::accumulations(k).empty();
@@ -120,6 +125,8 @@ TEST(Generator, CoversOpsTypesStatementsAndRoundings) {
   EXPECT_EQ(private_ranks, (std::set<uint32_t>{1, 2, 3}));
   EXPECT_EQ(shared_ranks, (std::set<uint32_t>{1, 2, 3}));
   EXPECT_GT(relaxed, 40u);
+  EXPECT_GT(grids_2d, 60u);
+  EXPECT_GT(grids_3d, 30u);
   EXPECT_EQ(accumulating, relaxed);
 }
 

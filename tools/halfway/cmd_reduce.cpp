@@ -12,6 +12,7 @@
 #include "halfway/policy/policy.hpp"
 #include "launch_setup.hpp"
 
+#include <array>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -68,10 +69,10 @@ Runner add_reduce(CLI::App& app) {
   sub->add_option("--out,-o", o->out,
                   "Write the reduced kernel here (stdout then gets the command)")
       ->type_name("MIN.hk");
-  o->grid_option =
-      sub->add_option("--grid", o->grid,
-                      "Lanes along x (a multiple of the workgroup size); default: from the file's "
-                      "`// halfway diff` comment");
+  o->grid_option = sub->add_option(
+      "--grid", o->grid,
+      "Lanes: X, XxY or XxYxZ (multiples of the workgroup size); default: from the file's "
+      "`// halfway diff` comment");
   o->inputs_option =
       sub->add_option("--inputs", o->inputs, "Input generator: random, ties, edges, zeros, iota")
           ->capture_default_str();
@@ -126,13 +127,32 @@ Runner add_reduce(CLI::App& app) {
     if (o->grid.empty())
       throw Error(ErrorKind::Usage,
                   "no grid: give --grid LANES (or a file with a `// halfway diff` comment)", ctx);
-    const uint64_t lanes = parse_count(o->grid, "--grid");
-    if (lanes == 0 || lanes > 0xffffffffu || lanes % kernel->workgroup[0] != 0)
-      throw Error(ErrorKind::Usage,
-                  "--grid " + o->grid + ": give a positive multiple of the workgroup size " +
-                      std::to_string(kernel->workgroup[0]) + " below 2^32",
-                  ctx);
-    setup.lanes = static_cast<uint32_t>(lanes);
+    // X, XxY or XxYxZ lanes, each a positive multiple of the workgroup's extent (the reducer
+    // shrinks x; y and z stay).
+    std::array<uint32_t, 3> lanes3{1, 1, 1};
+    {
+      std::vector<std::string> parts;
+      std::stringstream in(o->grid);
+      for (std::string part; std::getline(in, part, 'x');)
+        parts.push_back(part);
+      if (parts.empty() || parts.size() > 3)
+        throw Error(ErrorKind::Usage,
+                    "--grid " + escape_for_terminal(o->grid) + ": write X, XxY or XxYxZ", ctx);
+      for (size_t d = 0; d < parts.size(); ++d) {
+        const uint64_t n = parse_count(parts[d], "--grid");
+        if (n == 0 || n > 0xffffffffu || n % kernel->workgroup[d] != 0)
+          throw Error(ErrorKind::Usage,
+                      "--grid " + escape_for_terminal(o->grid) +
+                          ": give a positive multiple of the workgroup size " +
+                          std::to_string(kernel->workgroup[d]) + " below 2^32" +
+                          (d ? std::string(" along ") + "xyz"[d] : std::string()),
+                      ctx);
+        lanes3[d] = static_cast<uint32_t>(n);
+      }
+    }
+    setup.lanes = lanes3[0];
+    setup.lanes_y = lanes3[1];
+    setup.lanes_z = lanes3[2];
     auto kind = diff::inputs::parse_kind(o->inputs);
     if (!kind)
       throw Error(ErrorKind::Usage,

@@ -34,7 +34,7 @@ namespace halfway::kernelgen {
 
 // How one kernel is launched and compared: what `halfway diff` needs to show the same result.
 struct RunSetup {
-  uint32_t lanes = 1;
+  uint32_t lanes = 1, lanes_y = 1, lanes_z = 1; // the grid's lanes along x, y and z
   diff::inputs::Kind inputs = diff::inputs::Kind::Random;
   uint64_t input_seed = 1;
   bool single_rounding = false;
@@ -85,6 +85,9 @@ Check check(const ir::Kernel& kernel, rt::Device& device, const std::string& dev
 // or a pack (both sides NaN patterns of a float format of the element's width, or of its halves).
 std::optional<std::string> explain(const ir::Kernel& kernel, const std::string& device_name,
                                    ir::ScalarType type, uint64_t reference, uint64_t device);
+
+// The grid as `halfway diff --grid` takes it: "64", "16x4" or "16x2x2".
+std::string grid_text(const RunSetup& setup);
 
 // The command that shows the comparison: `halfway diff FILE --device D --grid N --inputs K --seed
 // S` plus the opt-ins and --exact-models when the setup holds them.

@@ -50,8 +50,9 @@ struct GenOptions {
 struct Generated {
   ir::Kernel kernel;
   uint64_t seed = 0, index = 0;
-  uint32_t lanes = 0; // the launch's lanes along x (a multiple of the workgroup); buffers hold
-                      // as many elements
+  // The launch's lanes along x, y and z (multiples of the workgroup's); buffers hold one element
+  // per lane of the whole grid, lane (x, y, z) owning element x + X * (y + Y * z).
+  uint32_t lanes = 0, lanes_y = 1, lanes_z = 1;
   diff::inputs::Kind inputs = diff::inputs::Kind::Random;
   uint64_t input_seed = 0;
   bool exact_only = false;           // only exact and correctly rounded ops
