@@ -124,7 +124,7 @@ struct CampaignOptions {
   // The devices are made again after this many kernels (0: never): a device keeps every kernel it
   // compiled (the launch memo, Vulkan pipelines), about 2 MB each on lavapipe, so a long shard
   // would otherwise grow without bound. Making lavapipe again costs about 50 ms.
-  uint64_t fresh_devices_every = 250;
+  uint64_t fresh_devices_every = 100;
   // Stop after the kernel that brought this many unexplained mismatches (0: never stop).
   uint64_t stop_after_unexplained = 0;
   // Called after each kernel with the kernels done so far and the running result.
