@@ -1,6 +1,6 @@
 #include "emitter.hpp"
-#include "halfway/codegen/spirv/fault.hpp"
 
+#include "halfway/codegen/spirv/fault.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/printer.hpp"
 
