@@ -6,6 +6,7 @@
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/numerics/formats.hpp"
+#include "quirks.hpp"
 
 #include <algorithm>
 #include <array>
@@ -252,13 +253,7 @@ private:
 
   // ---- nodes ------------------------------------------------------------------------------
   ExprId node(Op op, ScalarType t, std::initializer_list<ExprId> args, uint64_t imm = 0) {
-    ir::Expr e;
-    e.op = op;
-    e.type = t;
-    e.imm = imm;
-    e.nargs = static_cast<uint8_t>(args.size());
-    std::copy(args.begin(), args.end(), e.args.begin());
-    return g_.kernel.add(e);
+    return detail::add_node(g_.kernel, op, t, args, imm);
   }
   ExprId constant(ScalarType t, uint64_t bits) { return node(Op::Const, t, {}, bits); }
   ExprId load(Space space, uint32_t ref, ScalarType t, ExprId index) {

@@ -1,15 +1,15 @@
 #include "quirks.hpp"
 
-namespace halfway::kernelgen::detail {
+#include <algorithm>
 
-namespace {
+namespace halfway::kernelgen::detail {
 
 using ir::ExprId;
 using ir::Op;
 using ir::ScalarType;
 
 ExprId add_node(ir::Kernel& k, Op op, ScalarType t, std::initializer_list<ExprId> args,
-                uint64_t imm = 0) {
+                uint64_t imm) {
   ir::Expr e;
   e.op = op;
   e.type = t;
@@ -18,6 +18,8 @@ ExprId add_node(ir::Kernel& k, Op op, ScalarType t, std::initializer_list<ExprId
   std::copy(args.begin(), args.end(), e.args.begin());
   return k.add(e);
 }
+
+namespace {
 
 ExprId f32(ir::Kernel& k, float v) {
   uint32_t bits = 0;

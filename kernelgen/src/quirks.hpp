@@ -8,11 +8,17 @@
 
 #include "halfway/ir/kernel.hpp"
 
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace halfway::kernelgen::detail {
+
+// Appends the node op(args) of type t (imm: a constant's bits, a builtin's dimension) to k.
+ir::ExprId add_node(ir::Kernel& k, ir::Op op, ir::ScalarType t,
+                    std::initializer_list<ir::ExprId> args, uint64_t imm = 0);
 
 struct QuirkModel {
   std::string cause; // "known device issue: ..." as the campaign prints it
