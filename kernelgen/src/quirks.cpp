@@ -72,10 +72,11 @@ bool rewrite_log_subnormal(ir::Kernel& k) {
   return changed;
 }
 
-// Whether the expression is built of constants alone (so that the driver folds it).
+// Whether the expression is built of constants alone (so that the driver folds it). The
+// workgroup size is one: the module declares it (LocalSize).
 bool constant_tree(const ir::Kernel& k, ExprId id) {
   const ir::Expr& e = k.exprs[id];
-  if (e.op == Op::Const)
+  if (e.op == Op::Const || e.op == Op::GroupSize)
     return true;
   if (ir::info(e.op).rule == ir::TypeRule::Leaf)
     return false;
