@@ -168,6 +168,38 @@ bool rewrite_nan_sign(ir::Kernel& k) {
   return changed;
 }
 
+// lavapipe holds f16 values in float registers: any f16 NaN that a pack or a bitcast exposes
+// comes out as the canonical quiet NaN with its sign (0x7c01 and 0x7e01 give 0x7e00, 0xfc01
+// gives 0xfe00; known-device-issues/f16-nan-payload.hk), also where integer code uses the word
+// (an index). Rewritten here, each f16 operand v of a pack or a bitcast becomes
+// select(v is NaN, bitcast<f16>(sign of v | 0x7e00), v).
+bool rewrite_f16_nan_payload(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    const bool pack = e.op == Op::Pack && e.aux == ScalarType::F16;
+    const bool cast = e.op == Op::Bitcast && k.exprs[e.args[0]].type == ScalarType::F16;
+    if (!pack && !cast)
+      continue;
+    for (int i = 0; i < e.nargs; ++i) {
+      const ExprId v = e.args[i];
+      const ExprId bits = add_node(k, Op::Bitcast, ScalarType::U16, {v});
+      const ExprId canonical =
+          add_node(k, Op::Bitcast, ScalarType::F16,
+                   {add_node(k, Op::Or, ScalarType::U16,
+                             {add_node(k, Op::And, ScalarType::U16,
+                                       {bits, add_node(k, Op::Const, ScalarType::U16, {}, 0x8000)}),
+                              add_node(k, Op::Const, ScalarType::U16, {}, 0x7e00)})});
+      const ExprId quiet = add_node(k, Op::Select, ScalarType::F16,
+                                    {add_node(k, Op::Ne, ScalarType::Bool, {v, v}), canonical, v});
+      k.exprs[id].args[i] = quiet;
+    }
+    changed = true;
+  }
+  return changed;
+}
+
 } // namespace
 
 std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
@@ -180,6 +212,9 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add)", kernel};
   if (rewrite_zero_folds(zero.kernel))
     out.push_back(std::move(zero));
+  QuirkModel payload{"known device issue: f16 NaN payload lost (pack, bitcast)", kernel};
+  if (rewrite_f16_nan_payload(payload.kernel))
+    out.push_back(std::move(payload));
   QuirkModel nan{"known device issue: NaN sign observed (copysign, bitcast)", kernel};
   if (rewrite_nan_sign(nan.kernel))
     out.push_back(std::move(nan));
