@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Checks that docs/environment.md lists every environment variable the sources read.
+
+Read means: std::getenv("NAME") (or through a constant k...Env = "NAME", or a loop over a list of
+names), os.environ.get("NAME") / os.environ["NAME"] in Python, and ${NAME:-...} in shell scripts.
+Prints each variable found and where, and exits 1 naming those missing from the document.
+
+Usage: environment_test.py REPOSITORY
+"""
+import os
+import re
+import sys
+
+SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".py", ".sh", ".cmake")
+SKIP_DIRS = {".git", "shared"}
+# PATH is how any program finds others (lit extends it with LLVM's tools), not halfway's setting.
+NOT_HALFWAYS = {"PATH"}
+
+CXX_PATTERNS = [
+    re.compile(r'getenv\(\s*"([A-Z_][A-Z0-9_]*)"\s*\)'),
+    # inline constexpr const char* kDeviceEnv = "HALFWAY_VK_DEVICE";
+    re.compile(r'\bk\w*Env\b[^=;]*=\s*"([A-Z_][A-Z0-9_]*)"'),
+]
+# for (const char* name : {"A", "B"}) { ... getenv(name) ... }
+CXX_LOOP = re.compile(r'for\s*\(\s*const char\*\s*(\w+)\s*:\s*\{([^}]*)\}\s*\)')
+PY_PATTERNS = [
+    re.compile(r'environ\.get\(\s*"([A-Z_][A-Z0-9_]*)"'),
+    re.compile(r'environ\[\s*"([A-Z_][A-Z0-9_]*)"\s*\]'),
+]
+SH_PATTERN = re.compile(r'\$\{([A-Z_][A-Z0-9_]*):?-')
+
+
+def is_script(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"#!"
+    except OSError:
+        return False
+
+
+def variables(repo):
+    found = {}
+    for root, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith("build")]
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.abspath(path) == os.path.abspath(__file__):
+                continue  # its own docstring and patterns
+            script = not os.path.splitext(name)[1] and is_script(path)
+            if not name.endswith(SOURCE_SUFFIXES) and not script:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            names = set()
+            if name.endswith((".cpp", ".hpp", ".h")):
+                for p in CXX_PATTERNS:
+                    names.update(p.findall(text))
+                for var, items in CXX_LOOP.findall(text):
+                    if re.search(r'getenv\(\s*%s\s*\)' % re.escape(var), text):
+                        names.update(re.findall(r'"([A-Z_][A-Z0-9_]*)"', items))
+            if name.endswith(".py"):
+                for p in PY_PATTERNS:
+                    names.update(p.findall(text))
+            if name.endswith((".sh", ".cmake")) or script:
+                names.update(SH_PATTERN.findall(text))
+            for n in names - NOT_HALFWAYS:
+                found.setdefault(n, set()).add(os.path.relpath(path, repo))
+    return found
+
+
+def main():
+    repo = sys.argv[1]
+    with open(os.path.join(repo, "docs", "environment.md"), encoding="utf-8") as f:
+        doc = f.read()
+    found = variables(repo)
+    missing = []
+    for name in sorted(found):
+        listed = re.search(r"`%s`" % re.escape(name), doc) is not None
+        print("%-32s %-8s %s" % (name, "listed" if listed else "MISSING", ", ".join(sorted(found[name]))))
+        if not listed:
+            missing.append(name)
+    # The ones every halfway user meets must be found here, or the scan itself is broken.
+    for expected in ("HALFWAY_LOG", "HALFWAY_VK_DEVICE", "HALFWAY_VK_VALIDATION", "NO_COLOR"):
+        if expected not in found:
+            print("the scan did not find %s: its patterns no longer match the sources" % expected)
+            return 1
+    if missing:
+        print("docs/environment.md does not list: " + ", ".join(missing))
+        return 1
+    print("%d variables, all listed in docs/environment.md" % len(found))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
