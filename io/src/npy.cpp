@@ -226,15 +226,32 @@ bool numpy_lacks(ir::ScalarType t) {
   return native_kind(t) == 'V';
 }
 
+// The types NumPy lacks: ml_dtypes' name for each, and the dtypes a file of it may have (the
+// message for a wrong one).
+struct MlDtype {
+  ir::ScalarType type;
+  const char* name;
+  const char* accepted;
+};
+constexpr MlDtype kMlDtypes[] = {
+    {ir::ScalarType::BF16, "bfloat16", "'<V2' (ml_dtypes.bfloat16) or '<u2' (bf16 bit patterns)"},
+    {ir::ScalarType::E4M3, "float8_e4m3fn",
+     "'<V1' (ml_dtypes.float8_e4m3fn) or '|u1' (e4m3 bit patterns)"},
+    {ir::ScalarType::E5M2, "float8_e5m2",
+     "'<V1' or '<f1' (ml_dtypes.float8_e5m2) or '|u1' (e5m2 bit patterns)"},
+};
+
+const MlDtype* ml_dtype(ir::ScalarType t) {
+  for (const MlDtype& m : kMlDtypes)
+    if (m.type == t)
+      return &m;
+  return nullptr;
+}
+
 // What a wrong dtype should have been, for the message.
 std::string expected_dtypes(ir::ScalarType t) {
-  if (t == ir::ScalarType::BF16)
-    return "'<V2' (ml_dtypes.bfloat16) or '<u2' (bf16 bit patterns)";
-  if (t == ir::ScalarType::E4M3)
-    return "'<V1' (ml_dtypes.float8_e4m3fn) or '|u1' (e4m3 bit patterns)";
-  if (t == ir::ScalarType::E5M2)
-    return "'<V1' or '<f1' (ml_dtypes.float8_e5m2) or '|u1' (e5m2 bit patterns)";
-  return "'" + npy_descr(t) + "'";
+  const MlDtype* m = ml_dtype(t);
+  return m ? m->accepted : "'" + npy_descr(t) + "'";
 }
 
 // Checks that `descr` can hold elements of `type`; returns the note to give (empty: none) and
@@ -311,13 +328,8 @@ std::string npy_descr(ir::ScalarType t) {
 }
 
 std::string npy_view_hint(ir::ScalarType t) {
-  if (t == ir::ScalarType::BF16)
-    return "numpy.load(f).view(ml_dtypes.bfloat16)";
-  if (t == ir::ScalarType::E4M3)
-    return "numpy.load(f).view(ml_dtypes.float8_e4m3fn)";
-  if (t == ir::ScalarType::E5M2)
-    return "numpy.load(f).view(ml_dtypes.float8_e5m2)";
-  return "";
+  const MlDtype* m = ml_dtype(t);
+  return m ? std::string("numpy.load(f).view(ml_dtypes.") + m->name + ")" : "";
 }
 
 std::string shape_text(std::span<const uint64_t> shape) {

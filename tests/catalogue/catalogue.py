@@ -248,25 +248,20 @@ F32x64 = b"\x00\x00\x80\x3f" * 64
 
 
 # Kernels whose input is bf16 or e4m3, for ml_dtypes' raw-byte files ('<V2', '<V1', '<f1').
-COPY_BF16 = """kernel copy_bf16 workgroup(64, 1, 1) {
-  param x: buffer<bf16, read>;
-  param y: buffer<bf16, write>;
+def copy_kernel(t):
+    return """kernel copy_%s workgroup(64, 1, 1) {
+  param x: buffer<%s, read>;
+  param y: buffer<%s, write>;
   let i: u32 = global_id(0);
   if lt(i, len(x)) {
     y[i] = x[i];
   }
 }
-"""
+""" % (t, t, t)
 
-COPY_E4M3 = """kernel copy_e4m3 workgroup(64, 1, 1) {
-  param x: buffer<e4m3, read>;
-  param y: buffer<e4m3, write>;
-  let i: u32 = global_id(0);
-  if lt(i, len(x)) {
-    y[i] = x[i];
-  }
-}
-"""
+
+COPY_BF16 = copy_kernel("bf16")
+COPY_E4M3 = copy_kernel("e4m3")
 
 
 def npy_typed(descr, count, width):

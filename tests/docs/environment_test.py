@@ -11,6 +11,8 @@ import os
 import re
 import sys
 
+import listed
+
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".py", ".sh", ".cmake")
 SKIP_DIRS = {".git", "shared"}
 # PATH is how any program finds others (lit extends it with LLVM's tools), not halfway's setting.
@@ -72,24 +74,11 @@ def main():
     repo = sys.argv[1]
     with open(os.path.join(repo, "docs", "environment.md"), encoding="utf-8") as f:
         doc = f.read()
-    found = variables(repo)
-    missing = []
-    for name in sorted(found):
-        listed = re.search(r"`%s`" % re.escape(name), doc) is not None
-        print("%-32s %-8s %s" % (name, "listed" if listed else "MISSING", ", ".join(sorted(found[name]))))
-        if not listed:
-            missing.append(name)
-    # The ones every halfway user meets must be found here, or the scan itself is broken.
-    for expected in ("HALFWAY_LOG", "HALFWAY_VK_DEVICE", "HALFWAY_VK_VALIDATION", "NO_COLOR"):
-        if expected not in found:
-            print("the scan did not find %s: its patterns no longer match the sources" % expected)
-            return 1
-    if missing:
-        print("docs/environment.md does not list: " + ", ".join(missing))
-        return 1
-    print("%d variables, all listed in docs/environment.md" % len(found))
-    return 0
-
+    found = {name: ", ".join(sorted(where)) for name, where in variables(repo).items()}
+    # The ones every halfway user meets are in the must-find list: without them the scan is broken.
+    return listed.check(found, lambda name: re.search(r"`%s`" % re.escape(name), doc) is not None,
+                        ("HALFWAY_LOG", "HALFWAY_VK_DEVICE", "HALFWAY_VK_VALIDATION", "NO_COLOR"),
+                        "docs/environment.md", "variables")
 
 if __name__ == "__main__":
     sys.exit(main())
