@@ -13,7 +13,8 @@ import os
 import re
 import sys
 
-import listed
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import listed  # noqa: E402 (after the line above)
 
 DECLARATION = re.compile(
     r"^(?:template <[^\n]*>\s*)?(?:inline\s+)?(?:[\w:<>,\s]*?\s)?(\w+)\s*\(", re.M)
