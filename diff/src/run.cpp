@@ -267,11 +267,12 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         ++b.reference_nan;
       const bool same = same_bits(b.type, r, d, report.controls);
       // What the shadow judged when an unbarriered site stored the element (sites.hpp). A site of
-      // another type bounds nothing, and neither does a record that judged the device equal to a
-      // value a later store replaced: bit for bit.
+      // another type bounds nothing, and neither does a record whose value a later store (an exact
+      // op, or a loose one its interval judges) replaced: bit for bit, or by that interval.
       const uint8_t flags = site_flags ? site_flags[i] : 0;
       const bool stored_by_site = flags & detail::kSiteStored;
-      const bool record = (flags & detail::kSiteRecord) && (same || !(flags & detail::kSiteSame));
+      const bool record = (flags & detail::kSiteRecord) && (same || !(flags & detail::kSiteSame)) &&
+                          same_bits(b.type, judge.stored(original, i), r, report.controls);
       bool explained = same;
       if (record) {
         ++b.models.elements;

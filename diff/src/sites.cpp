@@ -64,6 +64,7 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
       out->device = device[p].buffer;
       out->flags.assign(out->size, 0);
       out->ratio.assign(out->size, std::numeric_limits<float>::quiet_NaN());
+      out->stored.assign(out->size, 0);
       out->violations = std::make_unique<Shown>(max_shown);
       out->unexplained = std::make_unique<Shown>(max_shown);
     }
@@ -104,6 +105,8 @@ void SiteJudge::judge(const interp::ShadowRecord& r, const ir::NarrowingSite& si
     // Relaxed: distinct elements never share a byte, and an element two workgroups store is a
     // race in the kernel itself (either record may win, as either value may).
     std::atomic_ref<float>(out.ratio[i]).store(ratio, std::memory_order_relaxed);
+    std::atomic_ref<uint32_t>(out.stored[i])
+        .store(static_cast<uint32_t>(ref), std::memory_order_relaxed);
   }
   std::atomic_ref<uint8_t>(out.flags[i]).store(flags, std::memory_order_relaxed);
 }
@@ -137,6 +140,10 @@ const uint8_t* SiteJudge::flags(const rt::HostBuffer* b) const {
 
 float SiteJudge::ratio(const rt::HostBuffer* b, uint64_t index) const {
   return output(b)->ratio[index];
+}
+
+uint64_t SiteJudge::stored(const rt::HostBuffer* b, uint64_t index) const {
+  return output(b)->stored[index];
 }
 
 const SiteDetail* SiteJudge::violation(const rt::HostBuffer* b, uint64_t index) const {

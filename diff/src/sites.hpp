@@ -65,6 +65,9 @@ public:
   // The element's |device - reference| / bound (see ModelCounts::max_bound_ratio), rounded up to
   // a float; NaN when there is none.
   float ratio(const rt::HostBuffer* b, uint64_t index) const;
+  // The bits the last site record of element `index` stored. A later store that is no site's may
+  // have replaced them; a record whose value is not the element's final value bounds nothing.
+  uint64_t stored(const rt::HostBuffer* b, uint64_t index) const;
   // What to show for element `index` when it is among the first violations or unexplained
   // elements; null when it is not kept.
   const SiteDetail* violation(const rt::HostBuffer* b, uint64_t index) const;
@@ -94,6 +97,8 @@ private:
     const rt::HostBuffer* device = nullptr;
     std::vector<uint8_t> flags;
     std::vector<float> ratio;
+    // The value the element's last site record stored (a float type of at most 32 bits).
+    std::vector<uint32_t> stored;
     std::unique_ptr<Shown> violations, unexplained;
   };
 
