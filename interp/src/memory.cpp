@@ -180,6 +180,106 @@ bool by_element(const Exec& x, const Target& t) {
          (t.space == ir::Space::Shared && x.program().kernel->shared[t.id].rank() > 1);
 }
 
+// The fast path of element(): when every lane is active, the indices are 32-bit and every one
+// lies within its dimension, writes every lane's row-major element number to x.elements() and
+// returns true. Otherwise returns false and the caller goes lane by lane, which finds and
+// reports the first failing lane as before. Checks first, for all lanes, in one vectorised pass.
+bool all_elements(Exec& x, const ir::SharedArray& a, const std::array<uint32_t, 3>& regs,
+                  const std::array<ir::ScalarType, 3>& types, const LaneMask& m) {
+  const uint32_t rank = a.rank();
+  if (!m.all())
+    return false;
+  for (uint32_t d = 0; d < rank; ++d)
+    if (types[d] != ir::ScalarType::U32 && types[d] != ir::ScalarType::I32)
+      return false;
+  // A negative i32 index is at least 2^31 as u32, so one unsigned compare checks both bounds.
+  const uint32_t n = x.lanes();
+  uint32_t* __restrict out = x.elements();
+  const uint32_t* i0 = x.reg<uint32_t>(regs[0]);
+  const uint32_t d0 = a.dim(0);
+  uint32_t bad = 0;
+  if (rank == 1) {
+    for (uint32_t i = 0; i < n; ++i) {
+      bad |= i0[i] >= d0;
+      out[i] = i0[i];
+    }
+  } else if (rank == 2) {
+    const uint32_t* i1 = x.reg<uint32_t>(regs[1]);
+    const uint32_t d1 = a.dim(1);
+    for (uint32_t i = 0; i < n; ++i) {
+      bad |= (i0[i] >= d0) | (i1[i] >= d1);
+      out[i] = i0[i] * d1 + i1[i]; // wraps only where bad
+    }
+  } else {
+    const uint32_t* i1 = x.reg<uint32_t>(regs[1]);
+    const uint32_t* i2 = x.reg<uint32_t>(regs[2]);
+    const uint32_t d1 = a.dim(1), d2 = a.dim(2);
+    for (uint32_t i = 0; i < n; ++i) {
+      bad |= (i0[i] >= d0) | (i1[i] >= d1) | (i2[i] >= d2);
+      out[i] = (i0[i] * d1 + i1[i]) * d2 + i2[i];
+    }
+  }
+  return bad == 0;
+}
+
+const ir::SharedArray& k_array(const Exec& x, const Target& t) {
+  return x.program().kernel->array(t.space, t.id);
+}
+
+// Calls f.template operator()<E>() for the unsigned type of the element storage.
+template <class F> void by_bytes(uint32_t bytes, F f) {
+  switch (bytes) {
+  case 1:
+    return f.template operator()<uint8_t>();
+  case 2:
+    return f.template operator()<uint16_t>();
+  case 4:
+    return f.template operator()<uint32_t>();
+  default:
+    return f.template operator()<uint64_t>();
+  }
+}
+
+// The fast paths of load_elements and store_elements (all_elements() held): the race check of
+// every lane in lane order, as the lane-by-lane path makes it, then one plain loop.
+void load_all(Exec& x, const Node& n, const Target& t) {
+  const uint32_t* el = x.elements();
+  if (t.space == ir::Space::Shared)
+    x.shared_reads(t.id, el, n.id); // a race stopped the workgroup: what it loads is never used
+  const uint32_t lanes = x.lanes();
+  by_bytes(t.bytes, [&]<class E>() {
+    E* __restrict r = x.reg<E>(n.reg);
+    const E* base = reinterpret_cast<const E*>(t.base);
+    if (t.space == ir::Space::Shared) {
+      for (uint32_t i = 0; i < lanes; ++i)
+        r[i] = base[el[i]];
+      return;
+    }
+    const uint64_t size = x.program().kernel->privates[t.id].size;
+    for (uint32_t i = 0; i < lanes; ++i)
+      r[i] = base[i * size + el[i]];
+  });
+}
+
+void store_all(Exec& x, const CStmt& cs, const Target& t) {
+  const ir::Stmt& s = *cs.stmt;
+  const uint32_t* el = x.elements();
+  const uint32_t n = x.lanes();
+  const uint64_t size = t.space == ir::Space::Private ? x.program().kernel->privates[t.id].size : 0;
+  by_bytes(t.bytes, [&]<class E>() {
+    const E* value = x.reg<E>(x.program().nodes[s.b].reg);
+    E* base = reinterpret_cast<E*>(t.base);
+    if (t.space == ir::Space::Shared) {
+      for (uint32_t i = 0; i < n; ++i)
+        if (x.shared_access(t.id, el[i], i, SharedAccess::Write, ir::kNone, s.line))
+          base[el[i]] = value[i];
+      return;
+    }
+    for (uint32_t i = 0; i < n; ++i)
+      base[i * size + el[i]] = value[i];
+  });
+}
+
 void load_elements(Exec& x, const Node& n, const Target& t) {
   const ir::Kernel& k = *x.program().kernel;
   const ir::Expr& e = *n.expr;
@@ -189,6 +289,8 @@ void load_elements(Exec& x, const Node& n, const Target& t) {
     regs[i] = n.arg[i];
     types[i] = k.expr(e.args[i]).type;
   }
+  if (all_elements(x, k.array(t.space, t.id), regs, types, x.mask()))
+    return load_all(x, n, t);
   void* r = x.reg<std::byte>(n.reg);
   for_active(x.mask(), [&](uint32_t lane) {
     std::byte* p = nullptr;
@@ -211,6 +313,8 @@ void store_elements(Exec& x, const CStmt& cs, const LaneMask& m, const Target& t
       regs[i] = p.nodes[ix[i]].reg;
       types[i] = p.nodes[ix[i]].type;
     }
+  if (all_elements(x, p.kernel->array(t.space, t.id), regs, types, m))
+    return store_all(x, cs, t);
   const void* value = x.reg<std::byte>(p.nodes[s.b].reg);
   for_active(m, [&](uint32_t lane) {
     std::byte* at = nullptr;
@@ -229,6 +333,9 @@ void load(Exec& x, const Node& n) {
                     [&]<class E, class I, bool>() { load_private<E, I>(x, n, t); });
   if (by_element(x, t))
     return load_elements(x, n, t);
+  if (t.space == ir::Space::Shared &&
+      all_elements(x, k_array(x, t), {n.arg[0]}, {n.arg_type}, x.mask()))
+    return load_all(x, n, t);
   const void* index = x.reg<std::byte>(n.arg[0]);
   uint64_t first;
   if (t.space == ir::Space::Buffer && contiguous(x, x.mask(), index, n.arg_type, t.length, first)) {
@@ -255,6 +362,9 @@ void exec_store(Exec& x, const CStmt& cs, const LaneMask& m) {
   if (by_element(x, t))
     return store_elements(x, cs, m, t);
   const ir::ScalarType index_type = p.nodes[s.a].type;
+  if (t.space == ir::Space::Shared &&
+      all_elements(x, k_array(x, t), {p.nodes[s.a].reg}, {index_type}, m))
+    return store_all(x, cs, t);
   const void* index = x.reg<std::byte>(p.nodes[s.a].reg);
   uint64_t first;
   if (t.space == ir::Space::Buffer && contiguous(x, m, index, index_type, t.length, first)) {
