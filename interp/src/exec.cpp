@@ -23,6 +23,7 @@ Exec::Exec(const Launch& launch) : launch_(launch), p_(*launch.program) {
   masks_.set_capacity(capacity_);
   scratch_.assign(capacity_, 0);
   elements_.assign(capacity_, 0);
+  wide_.assign(size_t{4} * capacity_, 0);
   const ir::Kernel& k = *p_.kernel;
   for (const ir::SharedArray& s : k.shared) {
     shared_.emplace_back(static_cast<size_t>(s.size) * ir::bytes(s.type));
@@ -248,7 +249,8 @@ std::optional<uint64_t> Exec::bytes_needed(const Program& p) {
            !__builtin_add_overflow(total, product, &total);
   };
   // Registers, the masks (a few per nesting level; counted generously) and per-lane tables.
-  if (!add(uint64_t{p.registers} + 64, capacity * 8) || !add(capacity, sizeof(uint32_t)))
+  if (!add(uint64_t{p.registers} + 64, capacity * 8) || !add(capacity, sizeof(uint32_t)) ||
+      !add(capacity, 4 * sizeof(float)))
     return std::nullopt;
   for (const ir::SharedArray& s : p.kernel->shared)
     if (!add(s.size, ir::bytes(s.type) + sizeof(RaceCell)) ||

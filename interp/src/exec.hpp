@@ -171,6 +171,8 @@ public:
 
   // One 32-bit element per lane of the batch, for the element numbers of an array access.
   uint32_t* elements() { return elements_.data(); }
+  // Four f32 arrays of width() lanes (k < 4), for ops of narrower float formats computed in f32.
+  float* wide(uint32_t k) { return wide_.data() + size_t{k} * capacity_; }
 
   std::vector<ShadowRecord>& shadow() { return shadow_; }
   std::vector<AccumulationRecord>& accumulations() { return acc_records_; }
@@ -287,6 +289,7 @@ private:
   std::array<std::vector<uint32_t>, 3> local_ids_; // local_id(d) of each local lane index
   std::vector<uint8_t> scratch_;                   // one byte per lane, for loop conditions
   std::vector<uint32_t> elements_;                 // elements()
+  std::vector<float> wide_;                        // wide()
   std::optional<BatchError> error_;
   std::vector<ShadowRecord> shadow_;
   std::vector<AccLane> acc_lanes_;
