@@ -109,8 +109,11 @@ public:
 
   // Shared arrays of the current workgroup, and the race check every access goes through.
   std::byte* shared(uint32_t id) { return shared_[id].data(); }
-  // Private array `id` of batch lane 0; lane l's copy follows at l * size elements.
+  // Private array `id`, element-major: element e of batch lane l is slot e * capacity() + l, so
+  // that lanes accessing one element (an index that is a loop counter) touch consecutive slots.
   std::byte* private_array(uint32_t id) { return privates_[id].data(); }
+  // Lanes the registers and private arrays have room for: a full batch, rounded up to 16.
+  uint32_t capacity() const { return capacity_; }
   // Returns false (after fail()) when the access races with another lane's since the last barrier.
   // Kernels with shared memory run one workgroup per batch, so the lane is the local index.
   //

@@ -5,6 +5,7 @@
 #include "halfway/ir/bits.hpp"
 #include "slots.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -28,6 +29,22 @@ bool contiguous(Exec& x, const LaneMask& m, const void* index_reg, ir::ScalarTyp
     differ |= idx[i] ^ (start + i);
   first = start;
   return differ == 0;
+}
+
+// Whether every lane's 32-bit index is within a buffer of `length` elements, when every lane is
+// active: one vectorised pass, after which the access needs no per-lane check. A negative i32 is
+// at least 2^31 as u32, so below min(length, 2^31) covers both of its bounds.
+bool all_in_bounds(Exec& x, const LaneMask& m, const void* index_reg, ir::ScalarType t,
+                   uint64_t length) {
+  if (!m.all() || (t != ir::ScalarType::U32 && t != ir::ScalarType::I32))
+    return false;
+  const uint64_t limit = t == ir::ScalarType::I32 ? std::min<uint64_t>(length, uint64_t{1} << 31)
+                                                  : length;
+  const uint32_t* idx = static_cast<const uint32_t*>(index_reg);
+  uint32_t bad = 0;
+  for (uint32_t i = 0, n = x.lanes(); i < n; ++i)
+    bad |= uint64_t{idx[i]} >= limit;
+  return bad == 0;
 }
 
 // I: the index's C++ type (its signedness decides whether negative indices exist).
@@ -89,7 +106,7 @@ template <class E, class I> void load_private(Exec& x, const Node& n, const Targ
     const I v = idx[lane];
     if (!in_bounds(v, t.length))
       return out_of_bounds(x, t, v, lane, SharedAccess::Read, n.id, 0);
-    r[lane] = base[uint64_t{lane} * t.length + static_cast<uint64_t>(v)];
+    r[lane] = base[static_cast<uint64_t>(v) * x.capacity() + lane];
   });
 }
 
@@ -103,7 +120,7 @@ void store_private(Exec& x, const CStmt& cs, const LaneMask& m, const Target& t)
     const I v = idx[lane];
     if (!in_bounds(v, t.length))
       return out_of_bounds(x, t, v, lane, SharedAccess::Write, ir::kNone, s.line);
-    base[uint64_t{lane} * t.length + static_cast<uint64_t>(v)] = value[lane];
+    base[static_cast<uint64_t>(v) * x.capacity() + lane] = value[lane];
   });
 }
 
@@ -170,7 +187,7 @@ bool element(Exec& x, const Target& t, const std::array<uint32_t, 3>& regs,
   if (rank > 1 && t.space == ir::Space::Shared &&
       !x.shared_access(t.id, linear, lane, kind, node, line))
     return false;
-  const uint64_t at = t.space == ir::Space::Private ? uint64_t{lane} * a.size + linear : linear;
+  const uint64_t at = t.space == ir::Space::Private ? linear * x.capacity() + lane : linear;
   out = t.base + at * t.bytes;
   return true;
 }
@@ -240,6 +257,15 @@ template <class F> void by_bytes(uint32_t bytes, F f) {
   }
 }
 
+// Whether every lane names the same element (a private array indexed by a loop counter), so that
+// its private slots are consecutive.
+bool uniform(const uint32_t* el, uint32_t n) {
+  uint32_t differ = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    differ |= el[i] ^ el[0];
+  return differ == 0;
+}
+
 // The fast paths of load_elements and store_elements (all_elements() held): the race check of
 // every lane in lane order, as the lane-by-lane path makes it, then one plain loop.
 void load_all(Exec& x, const Node& n, const Target& t) {
@@ -255,9 +281,14 @@ void load_all(Exec& x, const Node& n, const Target& t) {
         r[i] = base[el[i]];
       return;
     }
-    const uint64_t size = x.program().kernel->privates[t.id].size;
+    // Private: element-major, so lanes that read one element read consecutive slots.
+    const uint64_t capacity = x.capacity();
+    if (uniform(el, lanes)) {
+      std::memcpy(r, base + el[0] * capacity, size_t{lanes} * sizeof(E));
+      return;
+    }
     for (uint32_t i = 0; i < lanes; ++i)
-      r[i] = base[i * size + el[i]];
+      r[i] = base[el[i] * capacity + i];
   });
 }
 
@@ -265,7 +296,7 @@ void store_all(Exec& x, const CStmt& cs, const Target& t) {
   const ir::Stmt& s = *cs.stmt;
   const uint32_t* el = x.elements();
   const uint32_t n = x.lanes();
-  const uint64_t size = t.space == ir::Space::Private ? x.program().kernel->privates[t.id].size : 0;
+  const uint64_t capacity = x.capacity();
   by_bytes(t.bytes, [&]<class E>() {
     const E* value = x.reg<E>(x.program().nodes[s.b].reg);
     E* base = reinterpret_cast<E*>(t.base);
@@ -275,8 +306,12 @@ void store_all(Exec& x, const CStmt& cs, const Target& t) {
           base[el[i]] = value[i];
       return;
     }
+    if (uniform(el, n)) {
+      std::memcpy(base + el[0] * capacity, value, size_t{n} * sizeof(E));
+      return;
+    }
     for (uint32_t i = 0; i < n; ++i)
-      base[i * size + el[i]] = value[i];
+      base[el[i] * capacity + i] = value[i];
   });
 }
 
@@ -328,9 +363,12 @@ void store_elements(Exec& x, const CStmt& cs, const LaneMask& m, const Target& t
 void load(Exec& x, const Node& n) {
   const ir::Expr& e = *n.expr;
   const Target t = target_of(x, e.space, e.ref);
-  if (rank1_private(x, t))
+  if (rank1_private(x, t)) {
+    if (all_elements(x, k_array(x, t), {n.arg[0]}, {n.arg_type}, x.mask()))
+      return load_all(x, n, t);
     return dispatch(t.bytes, n.arg_type, false,
                     [&]<class E, class I, bool>() { load_private<E, I>(x, n, t); });
+  }
   if (by_element(x, t))
     return load_elements(x, n, t);
   if (t.space == ir::Space::Shared &&
@@ -342,6 +380,14 @@ void load(Exec& x, const Node& n) {
     std::memcpy(x.reg<std::byte>(n.reg), t.base + first * t.bytes, size_t{x.lanes()} * t.bytes);
     return;
   }
+  if (t.space == ir::Space::Buffer && all_in_bounds(x, x.mask(), index, n.arg_type, t.length))
+    return by_bytes(t.bytes, [&]<class E>() {
+      const uint32_t* idx = static_cast<const uint32_t*>(index);
+      const E* base = reinterpret_cast<const E*>(t.base);
+      E* __restrict r = x.reg<E>(n.reg);
+      for (uint32_t i = 0, lanes = x.lanes(); i < lanes; ++i)
+        r[i] = base[idx[i]];
+    });
   dispatch(t.bytes, n.arg_type, t.space == ir::Space::Shared,
            [&]<class E, class I, bool Shared>() { load_lanes<E, I, Shared>(x, n, t); });
 }
@@ -356,9 +402,12 @@ void exec_store(Exec& x, const CStmt& cs, const LaneMask& m) {
   const ir::Stmt& s = *cs.stmt;
   const Program& p = x.program();
   const Target t = target_of(x, s.space, s.mem);
-  if (rank1_private(x, t))
+  if (rank1_private(x, t)) {
+    if (all_elements(x, k_array(x, t), {p.nodes[s.a].reg}, {p.nodes[s.a].type}, m))
+      return store_all(x, cs, t);
     return dispatch(t.bytes, p.nodes[s.a].type, false,
                     [&]<class E, class I, bool>() { store_private<E, I>(x, cs, m, t); });
+  }
   if (by_element(x, t))
     return store_elements(x, cs, m, t);
   const ir::ScalarType index_type = p.nodes[s.a].type;
@@ -372,6 +421,16 @@ void exec_store(Exec& x, const CStmt& cs, const LaneMask& m) {
                 size_t{x.lanes()} * t.bytes);
     return;
   }
+  // Lanes store in lane order, so of two lanes storing to one element the later one's value stays,
+  // as in the lane-by-lane path.
+  if (t.space == ir::Space::Buffer && all_in_bounds(x, m, index, index_type, t.length))
+    return by_bytes(t.bytes, [&]<class E>() {
+      const uint32_t* idx = static_cast<const uint32_t*>(index);
+      const E* value = x.reg<E>(p.nodes[s.b].reg);
+      E* base = reinterpret_cast<E*>(t.base);
+      for (uint32_t i = 0, lanes = x.lanes(); i < lanes; ++i)
+        base[idx[i]] = value[i];
+    });
   dispatch(t.bytes, index_type, t.space == ir::Space::Shared,
            [&]<class E, class I, bool Shared>() { store_lanes<E, I, Shared>(x, cs, m, t); });
 }
