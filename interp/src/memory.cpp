@@ -38,8 +38,8 @@ bool all_in_bounds(Exec& x, const LaneMask& m, const void* index_reg, ir::Scalar
                    uint64_t length) {
   if (!m.all() || (t != ir::ScalarType::U32 && t != ir::ScalarType::I32))
     return false;
-  const uint64_t limit = t == ir::ScalarType::I32 ? std::min<uint64_t>(length, uint64_t{1} << 31)
-                                                  : length;
+  const uint64_t limit =
+      t == ir::ScalarType::I32 ? std::min<uint64_t>(length, uint64_t{1} << 31) : length;
   const uint32_t* idx = static_cast<const uint32_t*>(index_reg);
   uint32_t bad = 0;
   for (uint32_t i = 0, n = x.lanes(); i < n; ++i)
