@@ -197,52 +197,65 @@ uint64_t s_fract(num::Format f, uint64_t a, uint64_t, uint64_t) {
   return num::fract(f, a);
 }
 
-template <Scalar F, bool Flush> void general(Exec& x, const Node& n) {
+// U: the slot storage of the node's type (all operands have it).
+template <Scalar F, bool Flush, class U> void general(Exec& x, const Node& n) {
   const num::Format f = ir::format_of(n.type);
-  const uint32_t bytes = slot_bytes(n.type);
   const num::FloatControls& c = x.options().controls;
-  const void* args[3] = {};
+  const U* args[3] = {};
   for (int i = 0; i < n.nargs; ++i)
-    args[i] = x.reg<std::byte>(n.arg[i]);
-  void* r = x.reg<std::byte>(n.reg);
+    args[i] = x.reg<U>(n.arg[i]);
+  U* r = x.reg<U>(n.reg);
   for_active(x.mask(), [&](uint32_t lane) {
     uint64_t v[3] = {0, 0, 0};
     for (int i = 0; i < n.nargs; ++i) {
-      v[i] = get_slot(args[i], bytes, lane);
+      v[i] = args[i][lane];
       if constexpr (Flush)
         v[i] = num::apply_flush(f, v[i], c);
     }
     uint64_t out = F(f, v[0], v[1], v[2]);
     if constexpr (Flush)
       out = num::apply_flush(f, out, c);
-    set_slot(r, bytes, lane, out);
+    r[lane] = static_cast<U>(out);
   });
 }
 
-template <Scalar F> EvalFn general_for(bool flush) {
-  return flush ? general<F, true> : general<F, false>;
+template <Scalar F, bool Flush> EvalFn general_of(uint32_t bytes) {
+  switch (bytes) {
+  case 1:
+    return general<F, Flush, uint8_t>;
+  case 2:
+    return general<F, Flush, uint16_t>;
+  case 4:
+    return general<F, Flush, uint32_t>;
+  default:
+    return general<F, Flush, uint64_t>;
+  }
+}
+
+template <Scalar F> EvalFn general_for(bool flush, uint32_t bytes) {
+  return flush ? general_of<F, true>(bytes) : general_of<F, false>(bytes);
 }
 
 // One evaluator per numerics function, generated from its list: an op whose table row names a
 // function needs nothing here.
-EvalFn math_eval(num::MathFn fn, bool flush) {
+EvalFn math_eval(num::MathFn fn, bool flush, uint32_t bytes) {
   switch (fn) {
 #define HALFWAY_X(f, text, arity, libm, mpfr)                                                      \
   case num::MathFn::f:                                                                             \
-    return general_for<math<num::MathFn::f>>(flush);
+    return general_for<math<num::MathFn::f>>(flush, bytes);
     HALFWAY_MATH_FNS(HALFWAY_X)
 #undef HALFWAY_X
   }
   return nullptr;
 }
 
-EvalFn general_eval(ir::Op op, bool flush) {
+EvalFn general_eval(ir::Op op, bool flush, uint32_t bytes) {
   if (std::optional<num::MathFn> fn = ir::math_fn(op))
-    return math_eval(*fn, flush);
+    return math_eval(*fn, flush, bytes);
   switch (op) {
 #define HALFWAY_CASE(o, fn)                                                                        \
   case ir::Op::o:                                                                                  \
-    return general_for<fn>(flush);
+    return general_for<fn>(flush, bytes);
     HALFWAY_CASE(Add, s_add)
     HALFWAY_CASE(Sub, s_sub)
     HALFWAY_CASE(Mul, s_mul)
@@ -492,7 +505,7 @@ EvalFn float_eval(const Program& p, const Node& n) {
   if (!flush && n.type == ir::ScalarType::BF16)
     if (EvalFn f = fast_eval<BF16>(n.op))
       return f;
-  return general_eval(n.op, flush);
+  return general_eval(n.op, flush, slot_bytes(n.type));
 }
 
 } // namespace halfway::interp
