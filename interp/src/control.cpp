@@ -273,7 +273,7 @@ void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
 
 void Exec::barrier(const CStmt& cs, LaneMask& m) {
   if (m.count() == n_) {
-    new_interval();
+    new_interval(cs.barrier);
     return;
   }
   uint32_t missing = 0;

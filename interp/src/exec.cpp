@@ -30,6 +30,7 @@ Exec::Exec(const Launch& launch) : launch_(launch), p_(*launch.program) {
     races_.emplace_back(s.size);
   }
   logs_.resize(k.shared.size());
+  eager_.assign((size_t{p_.barriers} + 1) * k.shared.size(), 0);
   for (const ir::PrivateArray& a : k.privates)
     privates_.emplace_back(size_t{capacity_} * a.size * ir::bytes(a.type));
   for (uint32_t d = 0; d < 3; ++d)
@@ -293,7 +294,7 @@ std::optional<BatchError> Exec::run_batch(uint64_t first, uint32_t count) {
     std::memset(a.data(), 0, a.size());
   if (iv_)
     iv_->begin_batch(n_);
-  new_interval();
+  new_interval(0);
   ScopedMask all(masks_);
   all.m.reset(n_);
   block(p_.body, all.m);

@@ -124,7 +124,9 @@ public:
   // leaves the cells exactly as checking every read at once would have; from then on, until the
   // next barrier, every access of that array is checked at once. A barrier drops the logs. Phases
   // that only read shared memory (a matmul's inner loop over its tiles) thus cost a store per
-  // read instead of a look-up and update of a cell.
+  // read instead of a look-up and update of a cell. Intervals that read and write (a tree
+  // reduction's steps) would pay for the log and its replay, so an interval starts checking an
+  // array at once when the previous interval started by the same barrier wrote it (`eager_`).
   bool shared_access(uint32_t id, uint64_t index, uint32_t lane, SharedAccess kind, ir::ExprId node,
                      uint32_t line) {
     SharedLog& log = logs_[id];
@@ -225,7 +227,7 @@ private:
   // The reads of one shared array in the current barrier interval while it is clean (see
   // shared_access), and the interval in which it became dirty.
   struct SharedLog {
-    uint32_t dirty = 0; // an epoch_ value; never the current one at a batch's start
+    uint32_t dirty = 0; // the last epoch_ in which the array was written
     size_t size = 0;
     // The element and the lane of each read; kMaxLoggedReads each, allocated at the first read.
     std::unique_ptr<uint32_t[]> index, lane;
@@ -250,11 +252,19 @@ private:
   // Records the logged reads of array `id` in its race cells (reads of a clean array cannot race)
   // and makes it dirty until the next barrier.
   void replay(uint32_t id);
-  // A barrier: accesses before it no longer race with those after it.
-  void new_interval() {
+  // A barrier (number `site`, 0 at the batch's start): accesses before it no longer race with
+  // those after it.
+  void new_interval(uint32_t site) {
+    const size_t arrays = logs_.size();
+    for (size_t a = 0; a < arrays; ++a)
+      eager_[interval_site_ * arrays + a] = logs_[a].dirty == epoch_;
     ++epoch_;
-    for (SharedLog& log : logs_)
-      log.size = 0;
+    interval_site_ = site;
+    for (size_t a = 0; a < arrays; ++a) {
+      logs_[a].size = 0;
+      if (eager_[site * arrays + a])
+        logs_[a].dirty = epoch_;
+    }
   }
   void report_race(const RaceCell& c, uint32_t id, uint64_t index, uint32_t lane, SharedAccess kind,
                    ir::ExprId node, uint32_t line);
@@ -288,7 +298,11 @@ private:
   std::vector<std::vector<std::byte>> privates_; // capacity_ copies of each, zeroed per batch
   std::vector<std::vector<RaceCell>> races_;
   std::vector<SharedLog> logs_; // per shared array
-  uint32_t epoch_ = 0;
+  // Per barrier site (0: the batch's start) and shared array: whether the last interval that site
+  // started wrote the array, so that the next one checks it at once (see shared_access).
+  std::vector<uint8_t> eager_;
+  uint32_t interval_site_ = 0;
+  uint32_t epoch_ = 1; // above every SharedLog::dirty at the start (0)
   std::array<std::vector<uint32_t>, 3> local_ids_; // local_id(d) of each local lane index
   std::vector<uint8_t> scratch_;                   // one byte per lane, for loop conditions
   std::vector<uint32_t> elements_;                 // elements()

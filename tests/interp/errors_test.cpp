@@ -277,6 +277,26 @@ TEST(Errors, LongReadOnlyLoopThenWrite) {
   }
 }
 
+// A barrier whose last interval wrote the array starts the next one checking it at once (no log):
+// the race in the second round is found there with the same message.
+TEST(Errors, RaceInAnIntervalCheckedAtOnce) {
+  auto k = kernel("rounds", {64}, {"out"}, [](Out<uint32_t> out) {
+    Shared<uint32_t> tile("tile", 64);
+    Var lid(local_id(0), "lid");
+    For(0u, 2u, [&](Value<uint32_t> r) {
+      Barrier();
+      Var v(tile[(lid + r) % 64u], "v"); // round 0 reads its own element, round 1 the next
+      tile[lid] = v + 1u;
+    });
+    out[lid] = tile[lid];
+  });
+  rt::HostBuffer out(ScalarType::U32, 64);
+  Error e = launch_error(k, rt::Grid{{1, 1, 1}}, {rt::Arg::of(out)});
+  EXPECT_EQ(e.kind(), ErrorKind::DataRace);
+  EXPECT_HAS(e.what(),
+             "lane 63 read shared tile[0] and lane 0 writes it with no barrier in between");
+}
+
 TEST(Errors, BarrierSeparatesSharedAccesses) {
   auto k = kernel("neighbour_ok", {64}, {"out"}, [](Out<uint32_t> out) {
     Shared<uint32_t> tile("tile", 64);
