@@ -302,7 +302,7 @@ private:
   // started wrote the array, so that the next one checks it at once (see shared_access).
   std::vector<uint8_t> eager_;
   uint32_t interval_site_ = 0;
-  uint32_t epoch_ = 1; // above every SharedLog::dirty at the start (0)
+  uint32_t epoch_ = 1;                             // above every SharedLog::dirty at the start (0)
   std::array<std::vector<uint32_t>, 3> local_ids_; // local_id(d) of each local lane index
   std::vector<uint8_t> scratch_;                   // one byte per lane, for loop conditions
   std::vector<uint32_t> elements_;                 // elements()
