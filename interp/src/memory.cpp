@@ -128,6 +128,20 @@ bool rank1_private(const Exec& x, const Target& t) {
   return t.space == ir::Space::Private && x.program().kernel->privates[t.id].rank() == 1;
 }
 
+// Calls f.template operator()<E>() for the unsigned type of the element storage.
+template <class F> void by_bytes(uint32_t bytes, F f) {
+  switch (bytes) {
+  case 1:
+    return f.template operator()<uint8_t>();
+  case 2:
+    return f.template operator()<uint16_t>();
+  case 4:
+    return f.template operator()<uint32_t>();
+  default:
+    return f.template operator()<uint64_t>();
+  }
+}
+
 // Calls f.template operator()<E, I, Shared>() for the element storage, index type and space.
 template <class F> void dispatch(uint32_t element_bytes, ir::ScalarType index, bool shared, F f) {
   auto by_index = [&]<class E>() {
@@ -156,16 +170,7 @@ template <class F> void dispatch(uint32_t element_bytes, ir::ScalarType index, b
       return go.template operator()<uint64_t>();
     }
   };
-  switch (element_bytes) {
-  case 1:
-    return by_index.template operator()<uint8_t>();
-  case 2:
-    return by_index.template operator()<uint16_t>();
-  case 4:
-    return by_index.template operator()<uint32_t>();
-  default:
-    return by_index.template operator()<uint64_t>();
-  }
+  by_bytes(element_bytes, by_index);
 }
 
 // Private arrays and arrays of rank 2 and 3, one lane at a time: each index is checked against
@@ -241,20 +246,6 @@ bool all_elements(Exec& x, const ir::SharedArray& a, const std::array<uint32_t, 
 
 const ir::SharedArray& k_array(const Exec& x, const Target& t) {
   return x.program().kernel->array(t.space, t.id);
-}
-
-// Calls f.template operator()<E>() for the unsigned type of the element storage.
-template <class F> void by_bytes(uint32_t bytes, F f) {
-  switch (bytes) {
-  case 1:
-    return f.template operator()<uint8_t>();
-  case 2:
-    return f.template operator()<uint16_t>();
-  case 4:
-    return f.template operator()<uint32_t>();
-  default:
-    return f.template operator()<uint64_t>();
-  }
 }
 
 // Whether every lane names the same element (a private array indexed by a loop counter), so that
