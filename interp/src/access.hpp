@@ -59,17 +59,18 @@ inline std::string describe(const Target& t, SharedAccess kind) {
 // dimension's size as the length.
 inline bool check_dimension(Exec& x, const Target& t, SharedAccess kind, uint32_t dim, Index ix,
                             uint64_t size, uint32_t lane, ir::ExprId node, uint32_t line) {
-  const std::string where = " in dimension " + std::to_string(dim);
+  // The message is built only on failure: this runs for every lane of every access.
+  auto where = [dim] { return " in dimension " + std::to_string(dim); };
   if (ix.negative) {
     x.fail(lane, ErrorKind::OutOfBounds,
-           describe(t, kind) + " at negative index -" + std::to_string(ix.value) + where +
+           describe(t, kind) + " at negative index -" + std::to_string(ix.value) + where() +
                " (length " + std::to_string(size) + ")",
            {.buffer = *t.name, .length = size}, node, line);
     return false;
   }
   if (ix.value >= size) {
     x.fail(lane, ErrorKind::OutOfBounds,
-           describe(t, kind) + " out of bounds" + where + ": index " + std::to_string(ix.value) +
+           describe(t, kind) + " out of bounds" + where() + ": index " + std::to_string(ix.value) +
                ", length " + std::to_string(size),
            {.buffer = *t.name, .index = ix.value, .length = size}, node, line);
     return false;

@@ -8,6 +8,7 @@
 #include "slots.hpp"
 
 #include <cstring>
+#include <type_traits>
 
 namespace halfway::interp {
 
@@ -20,23 +21,58 @@ template <class T> void masked_copy(T* dst, const T* src, const LaneMask& m) {
     dst[i] = on[i] ? src[i] : dst[i];
 }
 
-template <class T> bool less(uint64_t a, uint64_t b) {
-  return static_cast<T>(a) < static_cast<T>(b);
+// `for` compares and steps its integer local in the local's own type: S is the C++ type of the
+// compare, the step wraps in the unsigned type of S's width. Both run over whole lane arrays so
+// that they vectorise; lanes the mask leaves out are compared (their result is masked off) but
+// never stepped.
+struct LoopOps {
+  void (*less)(const void* local, const void* bound, uint8_t* out, uint32_t n);
+  void (*step)(void* local, const void* step, const LaneMask& m);
+};
+
+template <class S> LoopOps loop_ops() {
+  using U = std::make_unsigned_t<S>;
+  return {[](const void* local, const void* bound, uint8_t* out, uint32_t n) {
+            const S* a = static_cast<const S*>(local);
+            const S* b = static_cast<const S*>(bound);
+            for (uint32_t i = 0; i < n; ++i)
+              out[i] = a[i] < b[i];
+          },
+          [](void* local, const void* step, const LaneMask& m) {
+            U* a = static_cast<U*>(local);
+            const U* c = static_cast<const U*>(step);
+            const uint8_t* on = m.data();
+            if (m.all()) {
+              for (uint32_t i = 0, n = m.size(); i < n; ++i)
+                a[i] = static_cast<U>(a[i] + c[i]);
+              return;
+            }
+            for (uint32_t i = 0, n = m.size(); i < n; ++i)
+              a[i] = on[i] ? static_cast<U>(a[i] + c[i]) : a[i];
+          }};
 }
 
-// `for` compares and steps its integer local in the local's own type.
-bool loop_less(ir::ScalarType t, uint64_t a, uint64_t b) {
+LoopOps loop_ops_of(ir::ScalarType t) {
   switch (t) {
   case ir::ScalarType::I8:
-    return less<int8_t>(a, b);
+    return loop_ops<int8_t>();
   case ir::ScalarType::I16:
-    return less<int16_t>(a, b);
+    return loop_ops<int16_t>();
   case ir::ScalarType::I32:
-    return less<int32_t>(a, b);
+    return loop_ops<int32_t>();
   case ir::ScalarType::I64:
-    return less<int64_t>(a, b);
-  default:
-    return a < b; // unsigned slots are zero-extended
+    return loop_ops<int64_t>();
+  default: // unsigned slots hold the value itself
+    switch (slot_bytes(t)) {
+    case 1:
+      return loop_ops<uint8_t>();
+    case 2:
+      return loop_ops<uint16_t>();
+    case 4:
+      return loop_ops<uint32_t>();
+    default:
+      return loop_ops<uint64_t>();
+    }
   }
 }
 
@@ -195,8 +231,7 @@ void Exec::while_stmt(const CStmt& cs, LaneMask& m) {
 
 void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
   const ir::Stmt& s = *cs.stmt;
-  const ir::ScalarType t = p_.kernel->locals[s.local].type;
-  const uint32_t bytes = slot_bytes(t);
+  const LoopOps ops = loop_ops_of(p_.kernel->locals[s.local].type);
   eval(cs.eval, m);
   drop_stopped(m);
   assign(s.local, p_.nodes[s.a].reg, m);
@@ -216,9 +251,7 @@ void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
     eval(cs.bound, l);
     if (iv_)
       interval_for_compare(*this, p_.local_reg(s.local), p_.nodes[s.b].reg, l);
-    for_active(l, [&](uint32_t i) {
-      scratch_[i] = loop_less(t, get_slot(local, bytes, i), get_slot(bound, bytes, i));
-    });
+    ops.less(local, bound, scratch_.data(), n_);
     l.and_with(scratch_.data());
     if (l.none())
       break;
@@ -231,9 +264,7 @@ void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
     eval(cs.step, l);
     if (iv_)
       interval_for_step(*this, p_.local_reg(s.local), p_.nodes[s.c].reg, l);
-    for_active(l, [&](uint32_t i) {
-      set_slot(local, bytes, i, get_slot(local, bytes, i) + get_slot(step, bytes, i));
-    });
+    ops.step(local, step, l);
   }
   loops_.pop_back();
   m.and_not(returned_);
@@ -242,7 +273,7 @@ void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
 
 void Exec::barrier(const CStmt& cs, LaneMask& m) {
   if (m.count() == n_) {
-    ++epoch_; // shared-memory accesses before the barrier no longer race with those after it
+    new_interval(cs.barrier);
     return;
   }
   uint32_t missing = 0;

@@ -1,18 +1,24 @@
 // Float arithmetic and math nodes.
 //
-// f32 and f64 +, -, *, /, fma and sqrt run as plain loops over every lane of the batch (inactive
-// lanes compute garbage nobody reads) on the host's IEEE instructions, with NaN results made
-// canonical. Everything else, and every op of a format the float controls flush, goes through
-// numerics one active lane at a time.
+// f32 and f64 +, -, *, /, fma, sqrt, min, max and clamp run as plain loops over every lane of the
+// batch (inactive lanes compute garbage nobody reads) on the host's IEEE instructions, with NaN
+// results made canonical. f16 and bf16 +, -, *, /, sqrt, min, max and clamp widen the batch
+// exactly to f32, run the f32 loop and round the results once back (numerics' bulk f16
+// conversions use F16C where the build has it): the same values numerics computes, since these
+// ops are correctly rounded through f32 (Figueroa, arith.hpp) and min and max return an operand.
+// Everything else, and every op of a format the float controls flush, goes through numerics one
+// active lane at a time.
 #include "exec.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/arith.hpp"
+#include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/float_controls.hpp"
 #include "halfway/numerics/math.hpp"
 #include "slots.hpp"
 
 #include <bit>
 #include <cmath>
+#include <type_traits>
 
 namespace halfway::interp {
 
@@ -25,42 +31,63 @@ template <class T> T canonical(T v) {
     return v != v ? std::bit_cast<double>(0x7ff8000000000000ull) : v;
 }
 
-template <class T, class F> void dense2(Exec& x, const Node& n, F f) {
-  const T* a = x.reg<T>(n.arg[0]);
-  const T* b = x.reg<T>(n.arg[1]);
-  T* __restrict r = x.reg<T>(n.reg);
-  const uint32_t w = x.width();
+// The ops of the dense paths on one lane; lanes() makes their NaN results canonical. Unary and
+// binary ops ignore the operands they do not have.
+struct Add {
+  template <class T> static T f(T a, T b, T) { return a + b; }
+};
+struct Sub {
+  template <class T> static T f(T a, T b, T) { return a - b; }
+};
+struct Mul {
+  template <class T> static T f(T a, T b, T) { return a * b; }
+};
+struct Div {
+  template <class T> static T f(T a, T b, T) { return a / b; }
+};
+struct Fma {
+  template <class T> static T f(T a, T b, T c) { return std::fma(a, b, c); }
+};
+struct Sqrt {
+  template <class T> static T f(T a, T, T) { return std::sqrt(a); }
+};
+
+// minNum and maxNum as numerics defines them (arith.hpp): a NaN operand is ignored, two give the
+// canonical NaN, -0 < +0. Equal operands are the same bits except for zeros of opposite signs,
+// where the or (min) or the and (max) of the bits picks -0 or +0. Branch-free, so that it
+// vectorises.
+template <class T, bool Max> T min_max(T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const U ua = std::bit_cast<U>(a), ub = std::bit_cast<U>(b);
+  const T equal = std::bit_cast<T>(Max ? ua & ub : ua | ub);
+  const T ordered = (Max ? a > b : a < b) ? a : (Max ? b > a : b < a) ? b : equal;
+  return a != a ? b : b != b ? a : ordered; // two NaNs: b, made canonical by lanes()
+}
+struct Min {
+  template <class T> static T f(T a, T b, T) { return min_max<T, false>(a, b); }
+};
+struct Max {
+  template <class T> static T f(T a, T b, T) { return min_max<T, true>(a, b); }
+};
+// min(max(x, lo), hi), as numerics' clamp.
+struct Clamp {
+  template <class T> static T f(T a, T lo, T hi) {
+    return min_max<T, false>(canonical(min_max<T, true>(a, lo)), hi);
+  }
+};
+
+template <class Op, class T>
+void lanes(const T* a, const T* b, const T* c, T* __restrict r, uint32_t w) {
   for (uint32_t i = 0; i < w; ++i)
-    r[i] = canonical(f(a[i], b[i]));
+    r[i] = canonical(Op::f(a[i], b[i], c[i]));
 }
 
-template <class T> void add(Exec& x, const Node& n) {
-  dense2<T>(x, n, [](T a, T b) { return a + b; });
-}
-template <class T> void sub(Exec& x, const Node& n) {
-  dense2<T>(x, n, [](T a, T b) { return a - b; });
-}
-template <class T> void mul(Exec& x, const Node& n) {
-  dense2<T>(x, n, [](T a, T b) { return a * b; });
-}
-template <class T> void div(Exec& x, const Node& n) {
-  dense2<T>(x, n, [](T a, T b) { return a / b; });
-}
-
-template <class T> void fma(Exec& x, const Node& n) {
+// An f32 or f64 op over every lane of the batch.
+template <class Op, class T> void dense(Exec& x, const Node& n) {
   const T* a = x.reg<T>(n.arg[0]);
-  const T* b = x.reg<T>(n.arg[1]);
-  const T* c = x.reg<T>(n.arg[2]);
-  T* __restrict r = x.reg<T>(n.reg);
-  for (uint32_t i = 0, w = x.width(); i < w; ++i)
-    r[i] = canonical(std::fma(a[i], b[i], c[i]));
-}
-
-template <class T> void sqrt(Exec& x, const Node& n) {
-  const T* a = x.reg<T>(n.arg[0]);
-  T* __restrict r = x.reg<T>(n.reg);
-  for (uint32_t i = 0, w = x.width(); i < w; ++i)
-    r[i] = canonical(std::sqrt(a[i]));
+  const T* b = n.nargs > 1 ? x.reg<T>(n.arg[1]) : a;
+  const T* c = n.nargs > 2 ? x.reg<T>(n.arg[2]) : a;
+  lanes<Op>(a, b, c, x.reg<T>(n.reg), x.width());
 }
 
 // Sign-bit operations, exact on every format and never flushed: U is the storage type.
@@ -85,6 +112,45 @@ template <class U> void copysign(Exec& x, const Node& n) {
   U* __restrict r = x.reg<U>(n.reg);
   for (uint32_t i = 0, w = x.width(); i < w; ++i)
     r[i] = (a[i] & static_cast<U>(~sign_of<U>())) | (b[i] & sign_of<U>());
+}
+
+// ---- f16 and bf16 through f32 ------------------------------------------------------------------
+
+// Exact widening of a batch of f16 (F16C where available) or bf16 (the bits shifted up) lanes.
+template <ir::ScalarType T> void widen(const uint16_t* in, float* out, uint32_t n) {
+  if constexpr (T == ir::ScalarType::F16) {
+    num::f16_to_f32_array(in, out, n);
+  } else {
+    for (uint32_t i = 0; i < n; ++i)
+      out[i] = std::bit_cast<float>(uint32_t{in[i]} << 16);
+  }
+}
+
+// Rounds f32 lanes once to f16 or bf16 (nearest even; a NaN gives the target's quiet NaN with the
+// same sign, as numerics' conversions do).
+template <ir::ScalarType T> void narrow(const float* in, uint16_t* out, uint32_t n) {
+  if constexpr (T == ir::ScalarType::F16) {
+    num::f32_to_f16_array(in, out, n);
+  } else {
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t b = std::bit_cast<uint32_t>(in[i]);
+      const uint32_t rounded = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16; // no carry past inf
+      const uint32_t nan = ((b >> 16) & 0x8000u) | 0x7fc0u;
+      out[i] = static_cast<uint16_t>(in[i] != in[i] ? nan : rounded);
+    }
+  }
+}
+
+// The f32 loop of Op on the exactly widened operands, then one rounding per lane: numerics'
+// result, as the comment at the top says. The f32 results are canonical, so NaNs narrow to the
+// canonical f16 or bf16 NaN.
+template <ir::ScalarType T, class Op> void via_f32(Exec& x, const Node& n) {
+  const uint32_t w = x.width();
+  for (uint32_t k = 0; k < n.nargs; ++k)
+    widen<T>(x.reg<uint16_t>(n.arg[k]), x.wide(k), w);
+  const float* a = x.wide(0);
+  lanes<Op>(a, n.nargs > 1 ? x.wide(1) : a, n.nargs > 2 ? x.wide(2) : a, x.wide(3), w);
+  narrow<T>(x.wide(3), x.reg<uint16_t>(n.reg), w);
 }
 
 // ---- the general path: numerics, one active lane at a time ------------------------------------
@@ -131,52 +197,65 @@ uint64_t s_fract(num::Format f, uint64_t a, uint64_t, uint64_t) {
   return num::fract(f, a);
 }
 
-template <Scalar F, bool Flush> void general(Exec& x, const Node& n) {
+// U: the slot storage of the node's type (all operands have it).
+template <Scalar F, bool Flush, class U> void general(Exec& x, const Node& n) {
   const num::Format f = ir::format_of(n.type);
-  const uint32_t bytes = slot_bytes(n.type);
   const num::FloatControls& c = x.options().controls;
-  const void* args[3] = {};
+  const U* args[3] = {};
   for (int i = 0; i < n.nargs; ++i)
-    args[i] = x.reg<std::byte>(n.arg[i]);
-  void* r = x.reg<std::byte>(n.reg);
+    args[i] = x.reg<U>(n.arg[i]);
+  U* r = x.reg<U>(n.reg);
   for_active(x.mask(), [&](uint32_t lane) {
     uint64_t v[3] = {0, 0, 0};
     for (int i = 0; i < n.nargs; ++i) {
-      v[i] = get_slot(args[i], bytes, lane);
+      v[i] = args[i][lane];
       if constexpr (Flush)
         v[i] = num::apply_flush(f, v[i], c);
     }
     uint64_t out = F(f, v[0], v[1], v[2]);
     if constexpr (Flush)
       out = num::apply_flush(f, out, c);
-    set_slot(r, bytes, lane, out);
+    r[lane] = static_cast<U>(out);
   });
 }
 
-template <Scalar F> EvalFn general_for(bool flush) {
-  return flush ? general<F, true> : general<F, false>;
+template <Scalar F, bool Flush> EvalFn general_of(uint32_t bytes) {
+  switch (bytes) {
+  case 1:
+    return general<F, Flush, uint8_t>;
+  case 2:
+    return general<F, Flush, uint16_t>;
+  case 4:
+    return general<F, Flush, uint32_t>;
+  default:
+    return general<F, Flush, uint64_t>;
+  }
+}
+
+template <Scalar F> EvalFn general_for(bool flush, uint32_t bytes) {
+  return flush ? general_of<F, true>(bytes) : general_of<F, false>(bytes);
 }
 
 // One evaluator per numerics function, generated from its list: an op whose table row names a
 // function needs nothing here.
-EvalFn math_eval(num::MathFn fn, bool flush) {
+EvalFn math_eval(num::MathFn fn, bool flush, uint32_t bytes) {
   switch (fn) {
 #define HALFWAY_X(f, text, arity, libm, mpfr)                                                      \
   case num::MathFn::f:                                                                             \
-    return general_for<math<num::MathFn::f>>(flush);
+    return general_for<math<num::MathFn::f>>(flush, bytes);
     HALFWAY_MATH_FNS(HALFWAY_X)
 #undef HALFWAY_X
   }
   return nullptr;
 }
 
-EvalFn general_eval(ir::Op op, bool flush) {
+EvalFn general_eval(ir::Op op, bool flush, uint32_t bytes) {
   if (std::optional<num::MathFn> fn = ir::math_fn(op))
-    return math_eval(*fn, flush);
+    return math_eval(*fn, flush, bytes);
   switch (op) {
 #define HALFWAY_CASE(o, fn)                                                                        \
   case ir::Op::o:                                                                                  \
-    return general_for<fn>(flush);
+    return general_for<fn>(flush, bytes);
     HALFWAY_CASE(Add, s_add)
     HALFWAY_CASE(Sub, s_sub)
     HALFWAY_CASE(Mul, s_mul)
@@ -239,20 +318,39 @@ EvalFn general_eval(ir::Op op, bool flush) {
   ir::invalid_op(op);
 }
 
+// The dense evaluators: T is float or double, or the f16 or bf16 ScalarType computed via f32.
+template <class Op, class T> EvalFn dense_of() {
+  if constexpr (std::is_floating_point_v<T>)
+    return dense<Op, T>;
+  else
+    return via_f32<T::value, Op>;
+}
+
 template <class T> EvalFn fast_eval(ir::Op op) {
+  // fma of f16 and bf16 is outside Figueroa's theorem (arith.hpp): numerics computes it.
+  constexpr bool narrow = !std::is_floating_point_v<T>;
   switch (op) {
   case ir::Op::Add:
-    return add<T>;
+    return dense_of<Add, T>();
   case ir::Op::Sub:
-    return sub<T>;
+    return dense_of<Sub, T>();
   case ir::Op::Mul:
-    return mul<T>;
+    return dense_of<Mul, T>();
   case ir::Op::Div:
-    return div<T>;
+    return dense_of<Div, T>();
   case ir::Op::Fma:
-    return fma<T>;
+    if constexpr (narrow)
+      return nullptr;
+    else
+      return dense_of<Fma, T>();
+  case ir::Op::Min:
+    return dense_of<Min, T>();
+  case ir::Op::Max:
+    return dense_of<Max, T>();
+  case ir::Op::Clamp:
+    return dense_of<Clamp, T>();
   case ir::Op::Sqrt:
-    return sqrt<T>;
+    return dense_of<Sqrt, T>();
   case ir::Op::Const:
   case ir::Op::LocalGet:
   case ir::Op::ParamGet:
@@ -270,9 +368,6 @@ template <class T> EvalFn fast_eval(ir::Op op) {
   case ir::Op::Rem:
   case ir::Op::Neg:
   case ir::Op::Abs:
-  case ir::Op::Min:
-  case ir::Op::Max:
-  case ir::Op::Clamp:
   case ir::Op::Rsqrt:
   case ir::Op::Exp:
   case ir::Op::Exp2:
@@ -402,7 +497,15 @@ EvalFn float_eval(const Program& p, const Node& n) {
   if (!flush && n.type == ir::ScalarType::F64)
     if (EvalFn f = fast_eval<double>(n.op))
       return f;
-  return general_eval(n.op, flush);
+  using F16 = std::integral_constant<ir::ScalarType, ir::ScalarType::F16>;
+  using BF16 = std::integral_constant<ir::ScalarType, ir::ScalarType::BF16>;
+  if (!flush && n.type == ir::ScalarType::F16)
+    if (EvalFn f = fast_eval<F16>(n.op))
+      return f;
+  if (!flush && n.type == ir::ScalarType::BF16)
+    if (EvalFn f = fast_eval<BF16>(n.op))
+      return f;
+  return general_eval(n.op, flush, slot_bytes(n.type));
 }
 
 } // namespace halfway::interp

@@ -22,11 +22,15 @@ Exec::Exec(const Launch& launch) : launch_(launch), p_(*launch.program) {
   returned_ = LaneMask(capacity_);
   masks_.set_capacity(capacity_);
   scratch_.assign(capacity_, 0);
+  elements_.assign(capacity_, 0);
+  wide_.assign(size_t{4} * capacity_, 0);
   const ir::Kernel& k = *p_.kernel;
   for (const ir::SharedArray& s : k.shared) {
     shared_.emplace_back(static_cast<size_t>(s.size) * ir::bytes(s.type));
     races_.emplace_back(s.size);
   }
+  logs_.resize(k.shared.size());
+  eager_.assign((size_t{p_.barriers} + 1) * k.shared.size(), 0);
   for (const ir::PrivateArray& a : k.privates)
     privates_.emplace_back(size_t{capacity_} * a.size * ir::bytes(a.type));
   for (uint32_t d = 0; d < 3; ++d)
@@ -246,10 +250,12 @@ std::optional<uint64_t> Exec::bytes_needed(const Program& p) {
            !__builtin_add_overflow(total, product, &total);
   };
   // Registers, the masks (a few per nesting level; counted generously) and per-lane tables.
-  if (!add(uint64_t{p.registers} + 64, capacity * 8))
+  if (!add(uint64_t{p.registers} + 64, capacity * 8) || !add(capacity, sizeof(uint32_t)) ||
+      !add(capacity, 4 * sizeof(float)))
     return std::nullopt;
   for (const ir::SharedArray& s : p.kernel->shared)
-    if (!add(s.size, ir::bytes(s.type) + sizeof(RaceCell)))
+    if (!add(s.size, ir::bytes(s.type) + sizeof(RaceCell)) ||
+        !add(kMaxLoggedReads, 2 * sizeof(uint32_t)))
       return std::nullopt;
   for (const ir::PrivateArray& a : p.kernel->privates)
     if (!add(capacity * a.size, ir::bytes(a.type)))
@@ -288,7 +294,7 @@ std::optional<BatchError> Exec::run_batch(uint64_t first, uint32_t count) {
     std::memset(a.data(), 0, a.size());
   if (iv_)
     iv_->begin_batch(n_);
-  ++epoch_;
+  new_interval(0);
   ScopedMask all(masks_);
   all.m.reset(n_);
   block(p_.body, all.m);
@@ -324,6 +330,19 @@ void Exec::fail(uint32_t lane, ErrorKind kind, const std::string& message, Error
   c.workgroup = wg;
   c.lane = local_of(lane);
   error_.emplace(BatchError{wg, Error(kind, message, std::move(c))});
+}
+
+void Exec::replay(uint32_t id) {
+  SharedLog& log = logs_[id];
+  std::vector<RaceCell>& cells = races_[id];
+  for (size_t i = 0; i < log.size; ++i) {
+    RaceCell& c = cells[log.index[i]];
+    if (c.epoch != epoch_)
+      c = RaceCell{epoch_};
+    c.record(SharedAccess::Read, static_cast<int16_t>(log.lane[i]));
+  }
+  log.size = 0;
+  log.dirty = epoch_;
 }
 
 void Exec::report_race(const RaceCell& c, uint32_t id, uint64_t index, uint32_t lane,

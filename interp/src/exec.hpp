@@ -109,12 +109,34 @@ public:
 
   // Shared arrays of the current workgroup, and the race check every access goes through.
   std::byte* shared(uint32_t id) { return shared_[id].data(); }
-  // Private array `id` of batch lane 0; lane l's copy follows at l * size elements.
+  // Private array `id`, element-major: element e of batch lane l is slot e * capacity() + l, so
+  // that lanes accessing one element (an index that is a loop counter) touch consecutive slots.
   std::byte* private_array(uint32_t id) { return privates_[id].data(); }
+  // Lanes the registers and private arrays have room for: a full batch, rounded up to 16.
+  uint32_t capacity() const { return capacity_; }
   // Returns false (after fail()) when the access races with another lane's since the last barrier.
   // Kernels with shared memory run one workgroup per batch, so the lane is the local index.
+  //
+  // Reads are checked lazily. A read can only race with another lane's write or atomic in the same
+  // barrier interval, so while an array has had no write or atomic since the last barrier
+  // ("clean"), its reads cannot fail and are only appended to a log. The first write or atomic of
+  // the interval replays the log into the race cells, in the order the reads happened, which
+  // leaves the cells exactly as checking every read at once would have; from then on, until the
+  // next barrier, every access of that array is checked at once. A barrier drops the logs. Phases
+  // that only read shared memory (a matmul's inner loop over its tiles) thus cost a store per
+  // read instead of a look-up and update of a cell. Intervals that read and write (a tree
+  // reduction's steps) would pay for the log and its replay, so an interval starts checking an
+  // array at once when the previous interval started by the same barrier wrote it (`eager_`).
   bool shared_access(uint32_t id, uint64_t index, uint32_t lane, SharedAccess kind, ir::ExprId node,
                      uint32_t line) {
+    SharedLog& log = logs_[id];
+    if (log.dirty != epoch_) {
+      if (kind == SharedAccess::Read) {
+        log_read(log, id, static_cast<uint32_t>(index), lane);
+        return true;
+      }
+      replay(id);
+    }
     RaceCell& c = races_[id][index];
     const auto me = static_cast<int16_t>(lane);
     if (c.epoch != epoch_) {
@@ -129,6 +151,33 @@ public:
     report_race(c, id, index, lane, kind, node, line);
     return false;
   }
+
+  // The reads by every lane of `linear` (lane i reads element linear[i]) when all lanes are
+  // active, as shared_access would check them one by one; returns false when one of them raced.
+  bool shared_reads(uint32_t id, const uint32_t* linear, ir::ExprId node) {
+    SharedLog& log = logs_[id];
+    const uint32_t n = n_;
+    if (log.dirty != epoch_ && log.size + n <= kMaxLoggedReads) {
+      log.allocate();
+      uint32_t* __restrict index = log.index.get() + log.size;
+      uint32_t* __restrict lane = log.lane.get() + log.size;
+      for (uint32_t i = 0; i < n; ++i) {
+        index[i] = linear[i];
+        lane[i] = i;
+      }
+      log.size += n;
+      return true;
+    }
+    bool ok = true;
+    for (uint32_t i = 0; i < n_; ++i)
+      ok &= shared_access(id, linear[i], i, SharedAccess::Read, node, 0);
+    return ok;
+  }
+
+  // One 32-bit element per lane of the batch, for the element numbers of an array access.
+  uint32_t* elements() { return elements_.data(); }
+  // Four f32 arrays of width() lanes (k < 4), for ops of narrower float formats computed in f32.
+  float* wide(uint32_t k) { return wide_.data() + size_t{k} * capacity_; }
 
   std::vector<ShadowRecord>& shadow() { return shadow_; }
   std::vector<AccumulationRecord>& accumulations() { return acc_records_; }
@@ -175,6 +224,48 @@ private:
         add(atomics);
     }
   };
+  // The reads of one shared array in the current barrier interval while it is clean (see
+  // shared_access), and the interval in which it became dirty.
+  struct SharedLog {
+    uint32_t dirty = 0; // the last epoch_ in which the array was written
+    size_t size = 0;
+    // The element and the lane of each read; kMaxLoggedReads each, allocated at the first read.
+    std::unique_ptr<uint32_t[]> index, lane;
+    void allocate() {
+      if (!index) {
+        index.reset(new uint32_t[kMaxLoggedReads]);
+        lane.reset(new uint32_t[kMaxLoggedReads]);
+      }
+    }
+  };
+  // Past this many logged reads (512 KiB) an array is replayed and checked eagerly for the rest of
+  // the interval, so that a long read-only loop does not grow the log without bound.
+  static constexpr size_t kMaxLoggedReads = size_t{1} << 16;
+  void log_read(SharedLog& log, uint32_t id, uint32_t index, uint32_t lane) {
+    if (log.size >= kMaxLoggedReads)
+      return replay(id);
+    log.allocate();
+    log.index[log.size] = index;
+    log.lane[log.size] = lane;
+    ++log.size;
+  }
+  // Records the logged reads of array `id` in its race cells (reads of a clean array cannot race)
+  // and makes it dirty until the next barrier.
+  void replay(uint32_t id);
+  // A barrier (number `site`, 0 at the batch's start): accesses before it no longer race with
+  // those after it.
+  void new_interval(uint32_t site) {
+    const size_t arrays = logs_.size();
+    for (size_t a = 0; a < arrays; ++a)
+      eager_[interval_site_ * arrays + a] = logs_[a].dirty == epoch_;
+    ++epoch_;
+    interval_site_ = site;
+    for (size_t a = 0; a < arrays; ++a) {
+      logs_[a].size = 0;
+      if (eager_[site * arrays + a])
+        logs_[a].dirty = epoch_;
+    }
+  }
   void report_race(const RaceCell& c, uint32_t id, uint64_t index, uint32_t lane, SharedAccess kind,
                    ir::ExprId node, uint32_t line);
 
@@ -206,9 +297,16 @@ private:
   std::vector<std::vector<std::byte>> shared_;
   std::vector<std::vector<std::byte>> privates_; // capacity_ copies of each, zeroed per batch
   std::vector<std::vector<RaceCell>> races_;
-  uint32_t epoch_ = 0;
+  std::vector<SharedLog> logs_; // per shared array
+  // Per barrier site (0: the batch's start) and shared array: whether the last interval that site
+  // started wrote the array, so that the next one checks it at once (see shared_access).
+  std::vector<uint8_t> eager_;
+  uint32_t interval_site_ = 0;
+  uint32_t epoch_ = 1;                             // above every SharedLog::dirty at the start (0)
   std::array<std::vector<uint32_t>, 3> local_ids_; // local_id(d) of each local lane index
   std::vector<uint8_t> scratch_;                   // one byte per lane, for loop conditions
+  std::vector<uint32_t> elements_;                 // elements()
+  std::vector<float> wide_;                        // wide()
   std::optional<BatchError> error_;
   std::vector<ShadowRecord> shadow_;
   std::vector<AccLane> acc_lanes_;

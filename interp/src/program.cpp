@@ -104,8 +104,10 @@ public:
       } else {
         c.eval = schedule({s.a, s.b, s.c});
       }
-      if (s.kind == ir::StmtKind::Barrier)
+      if (s.kind == ir::StmtKind::Barrier) {
         p_.has_barrier = true;
+        c.barrier = ++p_.barriers;
+      }
       c.body = block(s.body);
       c.else_body = block(s.else_body);
       out.push_back(std::move(c));

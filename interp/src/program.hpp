@@ -43,6 +43,7 @@ struct CStmt {
   std::vector<uint32_t> step;  // For: c, evaluated after every iteration
   std::vector<CStmt> body, else_body;
   uint32_t acc = ir::kNone; // the statement's AccPlan action (accum.hpp), if any
+  uint32_t barrier = 0;     // Barrier: its number, from 1 (0 stands for the batch's start)
 };
 
 struct AccPlan;
@@ -59,6 +60,7 @@ struct Program {
   // Accumulation bookkeeping (accum.hpp): with Options::shadow, for kernels with accumulations.
   std::shared_ptr<const AccPlan> accum;
   bool has_barrier = false;
+  uint32_t barriers = 0; // barrier statements, numbered 1..barriers
   uint32_t wg_lanes = 1;
   // Workgroups per lockstep batch: 1 for kernels with barriers or shared memory.
   uint32_t batch_groups = 1;

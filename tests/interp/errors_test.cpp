@@ -214,6 +214,89 @@ TEST(Errors, PlainReadOfAnElementOtherLanesUpdateAtomically) {
   EXPECT_HAS(e.what(), "lane 1 updated atomically shared counter[0] and lane 0 reads it");
 }
 
+// Reads of an array with no write since the barrier are logged and checked when the first write
+// comes (Exec::shared_access): the write still finds the earlier read by another lane.
+TEST(Errors, SharedWriteAfterAnotherLanesReadWithoutBarrier) {
+  auto k = kernel("read_then_write", {64}, {"out"}, [](Out<uint32_t> out) {
+    Shared<uint32_t> tile("tile", 64);
+    Var lid(local_id(0), "lid");
+    out[lid] = tile[(lid + 1u) % 64u]; // lane 63 reads tile[0]
+    tile[lid] = lid;                   // lane 0 writes it
+  });
+  rt::HostBuffer out(ScalarType::U32, 64);
+  Error e = launch_error(k, rt::Grid{{1, 1, 1}}, {rt::Arg::of(out)});
+  EXPECT_EQ(e.kind(), ErrorKind::DataRace);
+  EXPECT_HAS(e.what(),
+             "lane 63 read shared tile[0] and lane 0 writes it with no barrier in between");
+  EXPECT_EQ(e.context().lane, 0u);
+}
+
+// The same through a rank-2 array read by every lane at once (the all-lanes path), and a read
+// that only one lane makes after many others read: the first two distinct readers are named.
+TEST(Errors, Rank2SharedWriteAfterReadsWithoutBarrier) {
+  auto k = kernel("tile_race", {4, 4}, {"out"}, [](Out<float> out) {
+    Shared<float, 4, 4> tile("tile");
+    Var tx(local_id(0), "tx");
+    Var ty(local_id(1), "ty");
+    Var lane(ty * 4u + tx, "lane");
+    out[lane] = tile[tx][ty] + tile[0u][0u]; // every lane reads tile[0][0]
+    If(lane == 5u, [&] { tile[0u][0u] = 1.0f; });
+  });
+  rt::HostBuffer out(ScalarType::F32, 16);
+  Error e = launch_error(k, rt::Grid{{1, 1, 1}}, {rt::Arg::of(out)});
+  EXPECT_EQ(e.kind(), ErrorKind::DataRace);
+  EXPECT_HAS(e.what(),
+             "lane 0 read shared tile[0] and lane 5 writes it with no barrier in between");
+}
+
+// A read-only loop longer than the read log (Exec::kMaxLoggedReads, 65536 reads) switches to
+// checking every access at once; a later write by another lane is still a race, and reads before a
+// barrier never race with writes after it.
+TEST(Errors, LongReadOnlyLoopThenWrite) {
+  auto k = kernel("long_reads", {64}, {"out", "rounds", "race"},
+                  [](Out<uint32_t> out, Scalar<uint32_t> rounds, Scalar<uint32_t> race) {
+                    Shared<uint32_t> tile("tile", 64);
+                    Var lid(local_id(0), "lid");
+                    Var sum(0u, "sum");
+                    For(0u, rounds, [&](Value<uint32_t>) {
+                      // Not every lane: the lane-by-lane path.
+                      If(lid != 7u, [&] { sum = sum + tile[(lid + 3u) % 64u]; });
+                    });
+                    If(race == 0u, [&] { Barrier(); });
+                    tile[lid] = lid;
+                    out[lid] = sum;
+                  });
+  for (uint32_t rounds : {1u, 2000u}) {
+    rt::HostBuffer out(ScalarType::U32, 64);
+    Error e = launch_error(k, rt::Grid{{1, 1, 1}},
+                           {rt::Arg::of(out), rt::Arg::u32(rounds), rt::Arg::u32(1)});
+    EXPECT_EQ(e.kind(), ErrorKind::DataRace) << rounds;
+    EXPECT_HAS(e.what(),
+               "lane 61 read shared tile[0] and lane 0 writes it with no barrier in between");
+    launch(k, 64, {rt::Arg::of(out), rt::Arg::u32(rounds), rt::Arg::u32(0)});
+  }
+}
+
+// A barrier whose last interval wrote the array starts the next one checking it at once (no log):
+// the race in the second round is found there with the same message.
+TEST(Errors, RaceInAnIntervalCheckedAtOnce) {
+  auto k = kernel("rounds", {64}, {"out"}, [](Out<uint32_t> out) {
+    Shared<uint32_t> tile("tile", 64);
+    Var lid(local_id(0), "lid");
+    For(0u, 2u, [&](Value<uint32_t> r) {
+      Barrier();
+      Var v(tile[(lid + r) % 64u], "v"); // round 0 reads its own element, round 1 the next
+      tile[lid] = v + 1u;
+    });
+    out[lid] = tile[lid];
+  });
+  rt::HostBuffer out(ScalarType::U32, 64);
+  Error e = launch_error(k, rt::Grid{{1, 1, 1}}, {rt::Arg::of(out)});
+  EXPECT_EQ(e.kind(), ErrorKind::DataRace);
+  EXPECT_HAS(e.what(),
+             "lane 63 read shared tile[0] and lane 0 writes it with no barrier in between");
+}
+
 TEST(Errors, BarrierSeparatesSharedAccesses) {
   auto k = kernel("neighbour_ok", {64}, {"out"}, [](Out<uint32_t> out) {
     Shared<uint32_t> tile("tile", 64);

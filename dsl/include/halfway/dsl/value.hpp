@@ -108,7 +108,9 @@ template <class A, class B> using binary_t = typename binary_type<A, B>::type;
 
 // The same for three operands (clamp(x, 0.0f, 1.0f): two literals take x's type).
 template <class A, class B, class C> struct ternary_type {
-  using type = binary_t<A, binary_t<B, C>>;
+  // binary_t gives an element type: as the second operand it stands for a value of that type
+  // (an f16 element is no literal, so clamp(x, lo, hi) over three f16 values would not combine).
+  using type = binary_t<A, Value<binary_t<B, C>>>;
 };
 template <class A, class B, class C>
 requires(Literal<B>&& Literal<C>) struct ternary_type<A, B, C> {

@@ -1,0 +1,177 @@
+// The interpreter's whole-batch float loops (eval_float.cpp: f32 and f64 on the host's IEEE
+// instructions, f16 and bf16 widened to f32 and rounded once back) against numerics' scalar
+// functions, which the general lane-by-lane path calls: +, -, *, /, sqrt, min, max, clamp and (f32,
+// f64) fma, on every pair and triple of edge values (NaNs with payloads and signs, zeros,
+// infinities, subnormals, the largest finite values, values whose results tie) and on random bit
+// patterns. A batch mixes all of them, so one lane's NaN or subnormal cannot hide another's.
+#include "halfway/ir/format.hpp"
+#include "halfway/numerics/arith.hpp"
+#include "halfway/numerics/convert.hpp"
+#include "helpers.hpp"
+
+using namespace halfway;
+using namespace halfway::interp;
+using namespace halfway::interp::test;
+using ir::ScalarType;
+
+namespace {
+
+constexpr int kOps = 9; // per input triple: +, -, *, /, sqrt, min, max, clamp, fma
+
+template <class T> Kernel float_ops(bool with_fma) {
+  return kernel("float_ops<" + type_name<T>() + ">", {64}, {"a", "b", "c", "out"},
+                [with_fma](In<T> a, In<T> b, In<T> c, Out<T> out) {
+                  Var i(global_id(0), "i");
+                  If(i < a.size(), [&] {
+                    Var x(a[i], "x");
+                    Var y(b[i], "y");
+                    Var z(c[i], "z");
+                    Var o(i * static_cast<uint32_t>(kOps), "o");
+                    out[o] = x + y;
+                    out[o + 1u] = x - y;
+                    out[o + 2u] = x * y;
+                    out[o + 3u] = x / y;
+                    out[o + 4u] = sqrt(x);
+                    out[o + 5u] = min(x, y);
+                    out[o + 6u] = max(x, y);
+                    out[o + 7u] = clamp(x, y, z);
+                    if constexpr (std::is_floating_point_v<T>) // f16, bf16: numerics' fma
+                      if (with_fma)
+                        out[o + 8u] = fma(x, y, z);
+                  });
+                });
+}
+
+// Edge values of format f as bit patterns: both zeros, the smallest subnormals and normals, 1 and
+// its neighbours, values around a tie of the sum, the largest finite values, infinities, the
+// canonical NaN, a NaN with a payload and a negative signalling NaN.
+std::vector<uint64_t> edges(num::Format f) {
+  const num::FormatInfo& info = num::info(f);
+  const uint64_t sign = info.sign_mask;
+  const uint64_t one = num::from_double(f, 1.0);
+  const uint64_t inf = num::from_double(f, INFINITY);
+  const uint64_t max = inf - 1;
+  const uint64_t min_normal = uint64_t{1} << info.man_bits;
+  std::vector<uint64_t> magnitudes = {0,
+                                      1,
+                                      2,
+                                      min_normal - 1,
+                                      min_normal,
+                                      min_normal + 1,
+                                      one - 1,
+                                      one,
+                                      one + 1,
+                                      num::from_double(f, 1.5),
+                                      num::from_double(f, 3.0),
+                                      num::from_double(f, 0.5),
+                                      num::from_double(f, 1024.0),
+                                      max - 1,
+                                      max,
+                                      inf,
+                                      info.quiet_nan,
+                                      info.quiet_nan | 1,
+                                      inf | 1};
+  std::vector<uint64_t> out;
+  for (uint64_t m : magnitudes) {
+    out.push_back(m);
+    out.push_back(m | sign);
+  }
+  return out;
+}
+
+uint64_t expected(num::Format f, int op, uint64_t x, uint64_t y, uint64_t z) {
+  switch (op) {
+  case 0:
+    return num::add(f, x, y);
+  case 1:
+    return num::sub(f, x, y);
+  case 2:
+    return num::mul(f, x, y);
+  case 3:
+    return num::div(f, x, y);
+  case 4:
+    return num::sqrt(f, x);
+  case 5:
+    return num::min(f, x, y);
+  case 6:
+    return num::max(f, x, y);
+  case 7:
+    return num::clamp(f, x, y, z);
+  default:
+    return num::fma(f, x, y, z);
+  }
+}
+
+template <class T, class U> void check_format(ScalarType type, bool with_fma) {
+  const num::Format f = ir::format_of(type);
+  const std::vector<uint64_t> e = edges(f);
+  std::vector<U> a, b, c;
+  // Every pair of edge values, with a third operand cycling through them.
+  for (size_t i = 0; i < e.size(); ++i)
+    for (size_t j = 0; j < e.size(); ++j) {
+      a.push_back(static_cast<U>(e[i]));
+      b.push_back(static_cast<U>(e[j]));
+      c.push_back(static_cast<U>(e[(i * 7 + j) % e.size()]));
+    }
+  std::mt19937_64 rng(14);
+  for (int r = 0; r < 30000; ++r) {
+    a.push_back(static_cast<U>(rng()));
+    b.push_back(static_cast<U>(rng()));
+    c.push_back(static_cast<U>(rng()));
+  }
+  auto k = float_ops<T>(with_fma);
+  auto ba = buffer(type, a), bb = buffer(type, b), bc = buffer(type, c);
+  rt::HostBuffer out(type, a.size() * kOps);
+  launch(k, a.size(), {rt::Arg::of(ba), rt::Arg::of(bb), rt::Arg::of(bc), rt::Arg::of(out)});
+  const std::vector<U> got = contents<U>(out);
+  size_t wrong = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    for (int op = 0; op < (with_fma ? kOps : kOps - 1); ++op) {
+      const uint64_t want = expected(f, op, a[i], b[i], c[i]);
+      if (got[i * kOps + op] != want && ++wrong <= 5)
+        ADD_FAILURE() << ir::name(type) << " op " << op << " on " << std::hex << uint64_t{a[i]}
+                      << ", " << uint64_t{b[i]} << ", " << uint64_t{c[i]} << ": got "
+                      << uint64_t{got[i * kOps + op]} << ", numerics " << want;
+    }
+  EXPECT_EQ(wrong, 0u) << ir::name(type);
+}
+
+TEST(DenseFloat, F32EqualsNumerics) {
+  check_format<float, uint32_t>(ScalarType::F32, true);
+}
+TEST(DenseFloat, F64EqualsNumerics) {
+  check_format<double, uint64_t>(ScalarType::F64, true);
+}
+TEST(DenseFloat, F16EqualsNumerics) {
+  check_format<f16, uint16_t>(ScalarType::F16, false);
+}
+TEST(DenseFloat, BF16EqualsNumerics) {
+  check_format<bf16, uint16_t>(ScalarType::BF16, false);
+}
+
+// sqrt of every f16 and bf16 pattern.
+TEST(DenseFloat, HalfSqrtExhaustive) {
+  for (ScalarType type : {ScalarType::F16, ScalarType::BF16}) {
+    auto k = kernel("sqrt16", {64}, {"a", "out"}, [&](In<f16> a, Out<f16> out) {
+      Var i(global_id(0), "i");
+      If(i < a.size(), [&] { out[i] = sqrt(a[i]); });
+    });
+    auto kb = kernel("sqrtb16", {64}, {"a", "out"}, [&](In<bf16> a, Out<bf16> out) {
+      Var i(global_id(0), "i");
+      If(i < a.size(), [&] { out[i] = sqrt(a[i]); });
+    });
+    std::vector<uint16_t> all(65536);
+    for (uint32_t v = 0; v < 65536; ++v)
+      all[v] = static_cast<uint16_t>(v);
+    auto in = buffer(type, all);
+    rt::HostBuffer out(type, all.size());
+    launch(type == ScalarType::F16 ? k : kb, all.size(), {rt::Arg::of(in), rt::Arg::of(out)});
+    const std::vector<uint16_t> got = contents<uint16_t>(out);
+    size_t wrong = 0;
+    for (uint32_t v = 0; v < 65536; ++v)
+      wrong += got[v] != num::sqrt(ir::format_of(type), v);
+    EXPECT_EQ(wrong, 0u) << ir::name(type);
+  }
+}
+
+} // namespace
