@@ -4,6 +4,8 @@
 #include "commands.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
+#include "halfway/pipeline/fused_budget.hpp"
+#include "halfway/pipeline/text.hpp"
 #include "halfway/policy/policy.hpp"
 #include "halfway/text/kernel_file.hpp"
 #include "launch_setup.hpp"
@@ -19,6 +21,8 @@ Runner add_sites(CLI::App& app) {
   choice->add_options(*sub, /*optional_kernel=*/true);
   return [choice] {
     text::KernelFile f = choice->load_file();
+    // Kernels named fused(a+b) (as `halfway fuse` prints them) are read through their parts.
+    pipeline::register_fused_names(f.kernel_names(), nullptr);
     std::vector<ir::VerifiedKernel> kernels;
     if (choice->kernel.empty())
       kernels = f.verify_all();
@@ -29,7 +33,8 @@ Runner add_sites(CLI::App& app) {
       const auto& k = kernels[i];
       const policy::Budget budget = policy::budget(k.name());
       out << (i ? "\n" : "") << "kernel " << k.name() << "\n"
-          << ir::describe_sites(k.kernel(), budget.single_rounding) << "budget:\n"
+          << ir::describe_sites(k.kernel(), budget.single_rounding)
+          << pipeline::describe_fused(k.name(), policy::global_registry()) << "budget:\n"
           << policy::to_string(budget) << "\n";
     }
     Output::get().text(out.str());

@@ -1,5 +1,7 @@
 #include "launch_setup.hpp"
 
+#include "halfway/pipeline/text.hpp"
+
 #include "cli_util.hpp"
 #include "halfway/diff/compare.hpp"
 #include "halfway/ir/bits.hpp"
@@ -174,6 +176,11 @@ void OptInFlags::apply(const text::KernelFile& file) const {
         throw Error(ErrorKind::Usage, shown + ": the reason holds a control character", c);
     if (!f.scope.is_all_kernels()) {
       auto names = file.kernel_names();
+      // A fused kernel's parts (specs/fusion.md) are what an opt-in for it names.
+      for (const auto& n : file.kernel_names()) {
+        for (auto& part : pipeline::fused_parts(n).value_or(std::vector<std::string>{}))
+          names.push_back(std::move(part));
+      }
       if (std::find(names.begin(), names.end(), f.scope.kernel_name()) == names.end()) {
         std::string known;
         for (const auto& n : names)
@@ -248,7 +255,10 @@ text::KernelFile KernelChoice::load_file() const {
 }
 
 ir::VerifiedKernel KernelChoice::load() const {
-  text::KernelFile f = load_file();
+  return load(load_file());
+}
+
+ir::VerifiedKernel KernelChoice::load(const text::KernelFile& f) const {
   if (!kernel.empty())
     return f.verify(kernel);
   if (f.kernels().size() != 1) {

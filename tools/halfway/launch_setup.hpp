@@ -33,6 +33,8 @@ struct KernelChoice {
   // The parsed file, with the opt-in flags applied.
   text::KernelFile load_file() const;
   ir::VerifiedKernel load() const;
+  // The chosen kernel of a file load_file() returned.
+  ir::VerifiedKernel load(const text::KernelFile& f) const;
 };
 
 // Numbers are taken as text and parsed strictly (cli_util.hpp): a sign, a fraction or a value

@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet,-q", quiet, "Only errors on stderr");
   app.footer("Exit status: 0 success, 1 a differential violation (diff, demo), 2 any error.");
   std::vector<std::pair<CLI::App*, Runner>> runners;
-  for (auto adder : {add_run, add_diff, add_emit, add_sites, add_devices, add_demo, add_ops,
-                     add_plot, add_fuzz, add_reduce, add_completion}) {
+  for (auto adder : {add_run, add_diff, add_emit, add_sites, add_fuse, add_devices, add_demo,
+                     add_ops, add_plot, add_fuzz, add_reduce, add_completion}) {
     Runner r = adder(app);
     runners.emplace_back(app.get_subcommands({}).back(), std::move(r));
   }
