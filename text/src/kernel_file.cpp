@@ -88,8 +88,8 @@ const PipelineText& KernelFile::pipeline(std::string_view name) const {
   c.file = file_name();
   if (name.empty())
     throw Error(ErrorKind::Usage,
-                file_name() + " has " + std::to_string(ps.size()) +
-                    " pipelines; name one with --pipeline" + (ps.empty() ? "" : " (" + have + ")"),
+                "the file has " + std::to_string(ps.size()) + " pipelines" +
+                    (ps.empty() ? "" : " (" + have + "); name one with --pipeline"),
                 c);
   throw Error(ErrorKind::Usage,
               "unknown pipeline " + std::string(name) + " in " + file_name() +

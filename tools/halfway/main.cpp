@@ -16,16 +16,17 @@ int main(int argc, char** argv) {
   using halfway::ErrorKind;
   std::vector<std::string> args(argv + 1, argv + argc);
 
-  // --json of run, diff and devices covers every failure, argument errors included: decide it up
-  // front.
+  // --json of run, diff, devices and fuse covers every failure, argument errors included: decide
+  // it up front.
   std::string command;
   for (const auto& a : args)
     if (!a.empty() && a[0] != '-') {
       command = a;
       break;
     }
-  bool json = (command == "run" || command == "diff" || command == "devices") &&
-              std::find(args.begin(), args.end(), "--json") != args.end();
+  bool json =
+      (command == "run" || command == "diff" || command == "devices" || command == "fuse") &&
+      std::find(args.begin(), args.end(), "--json") != args.end();
   Output& out = Output::get();
   out.set_json(json, command);
 

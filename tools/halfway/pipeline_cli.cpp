@@ -131,8 +131,8 @@ int run_pipeline(const text::KernelFile& file, const std::string& name, const st
         << ", \"launches\": " << p.launches.size() << ", \"wall_ms\": " << result.wall_ms
         << ", \"outputs\": {";
   else
-    out << p.name << " on " << dev->name() << ": " << p.launches.size() << " launches, "
-        << result.wall_ms << " ms\n";
+    out << p.name << " on " << dev->name() << ": " << p.launches.size()
+        << (p.launches.size() == 1 ? " launch, " : " launches, ") << result.wall_ms << " ms\n";
   const char* sep = "";
   for (const auto& b : outputs(p)) {
     const rt::HostBuffer& buf = io.at(b);
