@@ -4,10 +4,13 @@
 #include "halfway/diff/inputs.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/pipeline/fuse.hpp"
+#include "halfway/pipeline/text.hpp"
 #include "halfway/policy/registry.hpp"
 #include "pipelines.hpp"
 
+#include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
 
 namespace halfway {
 namespace {
@@ -298,6 +301,90 @@ TEST(FusionPolicy, OptedInFusedKernelIsWithinTheCheckersModels) {
     EXPECT_TRUE(report.budget.holds(policy::OptIn::SingleRounding));
     EXPECT_TRUE(report.ok()) << diff::to_text(report);
   }
+}
+
+// ---- text --------------------------------------------------------------------------------------
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The example files are what pipeline::print writes for the example pipelines (after their
+// comment lines), and read back to pipelines that print the same.
+TEST(PipelineText, ExampleFilesPrintBack) {
+  const std::string dir = std::string(HALFWAY_SOURCE_DIR) + "/examples/pipelines/";
+  const std::pair<std::string, pipeline::Pipeline> files[] = {
+      {"group_norm_then_silu.hk", examples::group_norm_then_silu(2, 16, 4, 81)},
+      {"elementwise_chain.hk", examples::elementwise_chain(kN)}};
+  for (const auto& [name, p] : files) {
+    SCOPED_TRACE(name);
+    std::string text = read(dir + name);
+    while (text.rfind("//", 0) == 0)
+      text.erase(0, text.find('\n') + 1);
+    EXPECT_EQ(pipeline::print(p), text);
+    policy::Registry registry;
+    const auto back = pipeline::from_text(text::parse_file(dir + name), "", &registry);
+    EXPECT_EQ(pipeline::print(back), text);
+    EXPECT_EQ(back.launches.size(), p.launches.size());
+    EXPECT_EQ(back.launches[0].kernel.hash(), p.launches[0].kernel.hash());
+  }
+}
+
+// A printed fused pipeline reads back with its fused kernel registered under its parts.
+TEST(PipelineText, FusedPipelineReadsBackWithItsParts) {
+  policy::Registry registry;
+  const auto fused = pipeline::fuse(examples::group_norm_then_silu(2, 16, 4, 81), &registry);
+  const std::string printed = pipeline::print(fused.pipeline);
+  policy::Registry fresh;
+  const auto back = pipeline::from_text(text::KernelFile(printed, "fused.hk"), "", &fresh);
+  EXPECT_EQ(pipeline::print(back), printed);
+  EXPECT_EQ(fresh.fused_parts("fused(group_norm+silu)"),
+            (std::vector<std::string>{"group_norm", "silu"}));
+}
+
+std::string text_error(const std::string& text) {
+  try {
+    policy::Registry registry;
+    pipeline::from_text(text::KernelFile(text, "p.hk"), "", &registry);
+  } catch (const Error& e) {
+    return format_error(e.kind(), e.message(), e.context());
+  }
+  return "no error";
+}
+
+TEST(PipelineText, ErrorsNameTheFileAndLine) {
+  const std::string copy = "kernel copy workgroup(64, 1, 1) {\n"
+                           "  param x: buffer<f32, read>;\n"
+                           "  param y: buffer<f32, write>;\n"
+                           "  param s: f32;\n"
+                           "  let i: u32 = global_id(0);\n"
+                           "  y[i] = mul(x[i], s);\n"
+                           "}\n";
+  const std::string buffers = "pipeline p {\n  buffer x: f32[64];\n  buffer y: f32[64];\n";
+  EXPECT_EQ(text_error(copy + buffers + "  launch nope(x, y, 1.0:f32) groups(1, 1, 1);\n}\n"),
+            "p.hk:11:3: usage error: pipeline 'p': unknown kernel nope in p.hk; it has copy\n"
+            "    launch nope(x, y, 1.0:f32) groups(1, 1, 1);\n"
+            "    ^");
+  EXPECT_EQ(text_error(copy + buffers + "  launch copy(x, y, 1:u32) groups(1, 1, 1);\n}\n"),
+            "p.hk:11:21: usage error: pipeline 'p': parameter s of copy is f32, the constant given "
+            "is u32\n"
+            "    launch copy(x, y, 1:u32) groups(1, 1, 1);\n"
+            "                      ^");
+  EXPECT_NE(text_error(copy + buffers + "  launch copy(x, z, 1.0:f32) groups(1, 1, 1);\n}\n")
+                .find("unknown buffer 'z'"),
+            std::string::npos);
+  EXPECT_NE(text_error(copy + buffers + "  launch copy(x, y, 1.0) groups(1, 1, 1);\n}\n")
+                .find("p.hk:11:21: parse error: constant 1.0 needs a type suffix in a launch, "
+                      "e.g. 1.0:f32"),
+            std::string::npos)
+      << text_error(copy + buffers + "  launch copy(x, y, 1.0) groups(1, 1, 1);\n}\n");
+  EXPECT_NE(text_error(copy + buffers + "  launch copy(x, y, 1.0:f32);\n}\n")
+                .find("p.hk:11:29: parse error: expected 'groups', found ';'"),
+            std::string::npos)
+      << text_error(copy + buffers + "  launch copy(x, y, 1.0:f32);\n}\n");
 }
 
 } // namespace

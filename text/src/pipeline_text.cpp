@@ -18,8 +18,10 @@ struct ArgVisitor {
     if (l.type.empty() && (l.text == "true" || l.text == "false")) {
       out.type = ir::ScalarType::Bool;
     } else if (l.type.empty()) {
+      // The suggestion guesses from the spelling: a float's has a point, exponent, inf or nan.
+      const bool looks_float = l.text.find_first_of(".eEin") != std::string::npos;
       source.fail(l.offset, "constant " + l.text + " needs a type suffix in a launch, e.g. " +
-                                l.text + ":u32");
+                                l.text + (looks_float ? ":f32" : ":u32"));
     } else {
       out.type = scalar_type(source, ast::Word{{l.offset}, l.type});
     }
