@@ -65,10 +65,10 @@ Runner add_fuse(CLI::App& app) {
                            "], \"refused\": [" + refused.str() +
                            "], \"text\": " + json_quote(text) + "}");
     } else {
-      Output::get().text("// halfway fuse: pipeline " + p.name + ", " +
-                         std::to_string(p.launches.size()) + " launches -> " +
-                         std::to_string(result.pipeline.launches.size()) + "\n" + notes.str() +
-                         text);
+      const size_t before = p.launches.size(), after = result.pipeline.launches.size();
+      Output::get().text("// halfway fuse: pipeline " + p.name + ", " + std::to_string(before) +
+                         (before == 1 ? " launch" : " launches") + " -> " + std::to_string(after) +
+                         "\n" + notes.str() + text);
     }
     return 0;
   };
