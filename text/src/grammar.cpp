@@ -272,8 +272,8 @@ auto const pipe_kind_def = lexeme[raw[(lit("buffer") | lit("temp")) >> !idchar]]
 
 struct pipe_buffer_r : Tagged {};
 x3::rule<pipe_buffer_r, ast::PipeBuffer> const pipe_buffer = "a pipeline buffer";
-auto const pipe_buffer_def = pipe_kind > name > lit(':') > type > lit('[') >
-                             x3::uint_parser<uint64_t>() > lit(']') > lit(';');
+auto const pipe_buffer_def = pipe_kind > name > lit(':') > type >
+                             lit('[') > x3::uint_parser<uint64_t>() > lit(']') > lit(';');
 
 x3::rule<class pipe_arg_r, ast::PipeArg> const pipe_arg = "a buffer name or a constant";
 auto const pipe_arg_def = boolean | number | name;
@@ -289,8 +289,8 @@ auto const group_count_def = x3::uint_parser<uint32_t>() >> !idchar;
 struct pipe_launch_r : Tagged {};
 x3::rule<pipe_launch_r, ast::PipeLaunch> const pipe_launch = "a launch";
 auto const pipe_launch_def = kw_launch > kernel_name > lit('(') > pipe_args > kw_groups >
-                             lit('(') > group_count > lit(',') > group_count > lit(',') >
-                             group_count > lit(')') > lit(';');
+                             lit('(') > group_count > lit(',') > group_count >
+                             lit(',') > group_count > lit(')') > lit(';');
 
 x3::rule<class pipe_item_r, ast::PipeItem> const pipe_item = "buffer, temp, launch or '}'";
 auto const pipe_item_def = pipe_launch | pipe_buffer;

@@ -1,11 +1,10 @@
 #include "lower.hpp"
 
-#include "pipeline_text.hpp"
-
 #include "grammar.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/printer.hpp"
 #include "literal.hpp"
+#include "pipeline_text.hpp"
 
 #include <algorithm>
 #include <charconv>

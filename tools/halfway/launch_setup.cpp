@@ -1,13 +1,12 @@
 #include "launch_setup.hpp"
 
-#include "halfway/pipeline/text.hpp"
-
 #include "cli_util.hpp"
 #include "halfway/diff/compare.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
+#include "halfway/pipeline/text.hpp"
 #include "halfway/policy/flag.hpp"
 #include "halfway/policy/policy.hpp"
 #include "halfway/text/kernel_file.hpp"
