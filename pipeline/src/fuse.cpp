@@ -187,6 +187,15 @@ bool loads_in_bounds(const LaunchView& b, uint32_t t, uint64_t size) {
   return true;
 }
 
+// `let local = value;` or `local = value;`.
+ir::Stmt set_local(StmtKind kind, uint32_t local, ir::ExprId value) {
+  ir::Stmt s;
+  s.kind = kind;
+  s.local = local;
+  s.a = value;
+  return s;
+}
+
 struct Built {
   FusionKind kind;
   Launch launch;
@@ -206,6 +215,9 @@ Built fuse_pair(const Pipeline& p, size_t ia, const std::string& t, const std::s
   const uint32_t ta = params_bound(la, t).front(), tb = params_bound(lb, t).front();
   const BufferDecl& tdecl = *p.find_buffer(t);
 
+  // len(t) becomes a u32 constant in the fused kernel.
+  if (tdecl.size > 0xffffffffull)
+    throw Refusal{quoted(t) + " has more than 2^32 - 1 elements"};
   check_elementwise(b, tb);
   const ir::Stmt& store = the_store(ka, ta);
 
@@ -287,17 +299,10 @@ Built fuse_pair(const Pipeline& p, size_t ia, const std::string& t, const std::s
     const uint32_t value = out.add_local(t, type);
     cb.t_local = value;
     ca.on_t_store = [&](const ir::Stmt& s, std::vector<ir::Stmt>& body) {
-      ir::Stmt assign;
-      assign.kind = StmtKind::Assign;
-      assign.local = value;
-      assign.a = ca.expr(s.b);
-      body.push_back(std::move(assign));
+      body.push_back(set_local(StmtKind::Assign, value, ca.expr(s.b)));
     };
-    ir::Stmt init;
-    init.kind = StmtKind::Let;
-    init.local = value;
-    init.a = out.kernel.add(ir::Expr{ir::Op::Const, type});
-    out.kernel.body.push_back(std::move(init));
+    out.kernel.body.push_back(
+        set_local(StmtKind::Let, value, out.kernel.add(ir::Expr{ir::Op::Const, type})));
     for (ir::Stmt& s : ca.block(ka.body))
       out.kernel.body.push_back(std::move(s));
     for (ir::Stmt& s : cb.block(kb.body))
@@ -309,16 +314,8 @@ Built fuse_pair(const Pipeline& p, size_t ia, const std::string& t, const std::s
     cb.t_local = value;
     cb.index_local = index;
     ca.on_t_store = [&](const ir::Stmt& s, std::vector<ir::Stmt>& body) {
-      ir::Stmt li;
-      li.kind = StmtKind::Let;
-      li.local = index;
-      li.a = ca.expr(s.a);
-      body.push_back(std::move(li));
-      ir::Stmt lv;
-      lv.kind = StmtKind::Let;
-      lv.local = value;
-      lv.a = ca.expr(s.b);
-      body.push_back(std::move(lv));
+      body.push_back(set_local(StmtKind::Let, index, ca.expr(s.a)));
+      body.push_back(set_local(StmtKind::Let, value, ca.expr(s.b)));
       for (ir::Stmt& x : cb.block(kb.body))
         body.push_back(std::move(x));
     };

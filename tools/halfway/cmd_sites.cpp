@@ -5,7 +5,6 @@
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/pipeline/fused_budget.hpp"
-#include "halfway/pipeline/text.hpp"
 #include "halfway/policy/policy.hpp"
 #include "halfway/text/kernel_file.hpp"
 #include "launch_setup.hpp"
@@ -21,8 +20,6 @@ Runner add_sites(CLI::App& app) {
   choice->add_options(*sub, /*optional_kernel=*/true);
   return [choice] {
     text::KernelFile f = choice->load_file();
-    // Kernels named fused(a+b) (as `halfway fuse` prints them) are read through their parts.
-    pipeline::register_fused_names(f.kernel_names(), nullptr);
     std::vector<ir::VerifiedKernel> kernels;
     if (choice->kernel.empty())
       kernels = f.verify_all();

@@ -249,6 +249,9 @@ text::KernelFile read_stdin_kernel_file() {
 
 text::KernelFile KernelChoice::load_file() const {
   text::KernelFile f = file == "-" ? read_stdin_kernel_file() : text::parse_file(file);
+  // Kernels named fused(a+b) (as `halfway fuse` prints them) are read through their parts by every
+  // command, so that an opt-in naming the fused name covers nothing (specs/fusion.md).
+  pipeline::register_fused_names(f.kernel_names(), nullptr);
   opt_ins.apply(f);
   return f;
 }
