@@ -3,6 +3,7 @@
 // and a chain of three elementwise kernels through f16 temporaries. The fusion pass turns each
 // into one kernel; the tests, the benchmark and `halfway demo` run both forms.
 #include "group_norm_silu.hpp"
+#include "halfway/diff/inputs.hpp"
 #include "halfway/pipeline/run.hpp"
 #include "workload_inputs.hpp"
 
@@ -87,6 +88,17 @@ inline pipeline::Pipeline elementwise_chain(uint64_t n) {
   p.launches.push_back(
       {chain_square(), {LaunchArg::of("t2"), LaunchArg::of("a"), LaunchArg::of("y")}, grid});
   return p;
+}
+
+// The inputs of elementwise_chain: a, b, c as f32 multiply-adds within an f32 ulp of an f16 tie
+// (diff::inputs::mul_add_ties), so that any change in how t1 is rounded shows.
+inline pipeline::Buffers elementwise_chain_inputs(const pipeline::Pipeline& p, uint64_t seed) {
+  pipeline::Buffers io = pipeline::make_buffers(p);
+  auto ties = diff::inputs::mul_add_ties(io.at("a").size(), ir::ScalarType::F16, seed);
+  io.at("a") = std::move(ties.a);
+  io.at("b") = std::move(ties.b);
+  io.at("c") = std::move(ties.c);
+  return io;
 }
 
 } // namespace halfway::examples

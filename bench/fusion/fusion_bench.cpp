@@ -13,7 +13,6 @@
 // three elementwise kernels through two f16 temporaries over 2^22 elements.
 //
 // usage: fusion_bench [--quick] [--runs R] [--device cpu|vulkan] [--case SUBSTRING]
-#include "halfway/diff/inputs.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/pipeline/fuse.hpp"
 #include "halfway/policy/registry.hpp"
@@ -85,17 +84,9 @@ std::vector<Case> cases(const Config& c) {
                  "1x" + std::to_string(channels) + "x" + std::to_string(hw) + " in 32 groups",
                  examples::group_norm_then_silu(1, channels, 32, hw),
                  [](const pipeline::Pipeline& p) { return examples::group_norm_inputs(p); }, "y"});
-  out.push_back({"chain3", std::to_string(chain_n), examples::elementwise_chain(chain_n),
-                 [](const pipeline::Pipeline& p) {
-                   auto io = pipeline::make_buffers(p);
-                   auto ties =
-                       diff::inputs::mul_add_ties(io.at("a").size(), ir::ScalarType::F16, 1);
-                   io.at("a") = std::move(ties.a);
-                   io.at("b") = std::move(ties.b);
-                   io.at("c") = std::move(ties.c);
-                   return io;
-                 },
-                 "y"});
+  out.push_back(
+      {"chain3", std::to_string(chain_n), examples::elementwise_chain(chain_n),
+       [](const pipeline::Pipeline& p) { return examples::elementwise_chain_inputs(p, 1); }, "y"});
   return out;
 }
 

@@ -1,7 +1,6 @@
 // The fusion pass: what it fuses, what it refuses and why, and that a fused pipeline computes the
 // unfused one's results bit for bit on every device (specs/fusion.md).
 #include "halfway/diff/diff.hpp"
-#include "halfway/diff/inputs.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/pipeline/fuse.hpp"
 #include "halfway/pipeline/text.hpp"
@@ -20,12 +19,7 @@ using pipeline::LaunchArg;
 constexpr uint64_t kN = 4099; // not a multiple of the workgroup: the guards matter
 
 pipeline::Buffers chain_inputs(const pipeline::Pipeline& p) {
-  pipeline::Buffers io = pipeline::make_buffers(p);
-  auto ties = diff::inputs::mul_add_ties(kN, ir::ScalarType::F16, 7);
-  io.at("a") = std::move(ties.a);
-  io.at("b") = std::move(ties.b);
-  io.at("c") = std::move(ties.c);
-  return io;
+  return examples::elementwise_chain_inputs(p, 7);
 }
 
 pipeline::Buffers run_on(const std::string& device_name, const pipeline::Pipeline& p,

@@ -1,7 +1,6 @@
 #include "demo_fusion.hpp"
 
 #include "cli_util.hpp"
-#include "halfway/diff/inputs.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/pipeline/fuse.hpp"
 #include "halfway/policy/registry.hpp"
@@ -17,12 +16,7 @@ namespace {
 constexpr uint64_t kElements = uint64_t{1} << 18;
 
 pipeline::Buffers inputs(const pipeline::Pipeline& p) {
-  pipeline::Buffers io = pipeline::make_buffers(p);
-  auto ties = diff::inputs::mul_add_ties(kElements, ir::ScalarType::F16, 5);
-  io.at("a") = std::move(ties.a);
-  io.at("b") = std::move(ties.b);
-  io.at("c") = std::move(ties.c);
-  return io;
+  return examples::elementwise_chain_inputs(p, 5);
 }
 
 // Elements of `y` equal, bit for bit, to the reference's.
