@@ -45,7 +45,7 @@ endif()
 
 # Link order for pkg-config: every library before the ones it uses.
 set(HALFWAY_PC_LIBS "")
-foreach(lib diff devices text dsl vkdevice cpu codegen_spirv codegen_llvm vulkan interp buffers
+foreach(lib diff devices io text dsl vkdevice cpu codegen_spirv codegen_llvm vulkan interp buffers
             policy ir numerics)
   if(TARGET halfway_${lib})
     string(APPEND HALFWAY_PC_LIBS " -lhalfway_${lib}")

@@ -14,7 +14,7 @@
 // an interval per value, against the strict diff of the same kernel on the CPU device as it is
 // (correctly rounded: no intervals). The target is ratio >= 1/3 (within 3x).
 //
-// usage: diff_bench [--elements N] [--runs R]
+// usage: diff_bench [--elements N] [--runs R] [--only narrow|exp]
 #include "examples.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/inputs.hpp"
@@ -37,6 +37,7 @@ namespace {
 struct Config {
   size_t elements = size_t{1} << 24;
   int runs = 5;
+  bool narrow = true, exp = true; // --only narrow|exp: one of the two kernels
 };
 
 double median(std::vector<double> v) {
@@ -106,8 +107,12 @@ int main(int argc, char** argv) {
       c.elements = std::strtoull(argv[i + 1], nullptr, 10);
     else if (!std::strcmp(argv[i], "--runs"))
       c.runs = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--only") && !std::strcmp(argv[i + 1], "narrow"))
+      c.exp = false;
+    else if (!std::strcmp(argv[i], "--only") && !std::strcmp(argv[i + 1], "exp"))
+      c.narrow = false;
     else {
-      std::fprintf(stderr, "usage: diff_bench [--elements N] [--runs R]\n");
+      std::fprintf(stderr, "usage: diff_bench [--elements N] [--runs R] [--only narrow|exp]\n");
       return 2;
     }
   }
@@ -117,45 +122,49 @@ int main(int argc, char** argv) {
     return 1;
   }
   rt::CpuDevice strict(&strict_registry), held(&held_registry);
-  const auto in = diff::inputs::make_inputs(examples::narrow_f16().kernel(), c.elements,
-                                            diff::inputs::Kind::Ties, 1);
-  diff::Options strict_options, bound_options, exact_options;
+  diff::Options strict_options;
   strict_options.registry = &strict_registry;
-  bound_options.registry = exact_options.registry = &held_registry;
-  exact_options.exact_models = true;
+  if (c.narrow) {
+    const auto in = diff::inputs::make_inputs(examples::narrow_f16().kernel(), c.elements,
+                                              diff::inputs::Kind::Ties, 1);
+    diff::Options bound_options, exact_options;
+    bound_options.registry = exact_options.registry = &held_registry;
+    exact_options.exact_models = true;
 
-  // Warm up: compile both kernels, page in the buffers.
-  timed_diff(strict, in, strict_options, false);
-  timed_diff(held, in, bound_options, true);
-  std::vector<double> base, bound, exact;
-  for (int r = 0; r < c.runs; ++r) {
-    base.push_back(timed_diff(strict, in, strict_options, false));
-    bound.push_back(timed_diff(held, in, bound_options, true));
-    exact.push_back(timed_diff(held, in, exact_options, true));
+    // Warm up: compile both kernels, page in the buffers.
+    timed_diff(strict, in, strict_options, false);
+    timed_diff(held, in, bound_options, true);
+    std::vector<double> base, bound, exact;
+    for (int r = 0; r < c.runs; ++r) {
+      base.push_back(timed_diff(strict, in, strict_options, false));
+      bound.push_back(timed_diff(held, in, bound_options, true));
+      exact.push_back(timed_diff(held, in, exact_options, true));
+    }
+    const double b = median(base);
+    for (auto [name, times] : {std::pair{"diff_narrow_f16_single_rounding", &bound},
+                               std::pair{"diff_narrow_f16_exact_models", &exact}}) {
+      const double h = median(*times);
+      std::printf("{\"case\":\"%s\",\"device\":\"cpu\",\"metric\":\"seconds\",\"value\":%.4g,"
+                  "\"baseline\":%.4g,\"ratio\":%.4g,\"elements\":%zu,\"runs\":%d}\n",
+                  name, h, b, b / h, c.elements, c.runs);
+    }
   }
-  const double b = median(base);
-  for (auto [name, times] : {std::pair{"diff_narrow_f16_single_rounding", &bound},
-                             std::pair{"diff_narrow_f16_exact_models", &exact}}) {
-    const double h = median(*times);
-    std::printf("{\"case\":\"%s\",\"device\":\"cpu\",\"metric\":\"seconds\",\"value\":%.4g,"
-                "\"baseline\":%.4g,\"ratio\":%.4g,\"elements\":%zu,\"runs\":%d}\n",
-                name, h, b, b / h, c.elements, c.runs);
+  if (c.exp) {
+    const ir::VerifiedKernel exp_k = exp_kernel();
+    const auto exp_in =
+        diff::inputs::make_inputs(exp_k.kernel(), c.elements, diff::inputs::Kind::Random, 1);
+    VulkanProfile vulkan_profile(strict);
+    timed_exp_diff(strict, exp_k, exp_in, strict_options, false);
+    timed_exp_diff(vulkan_profile, exp_k, exp_in, strict_options, true);
+    std::vector<double> exp_base, exp_intervals;
+    for (int r = 0; r < c.runs; ++r) {
+      exp_base.push_back(timed_exp_diff(strict, exp_k, exp_in, strict_options, false));
+      exp_intervals.push_back(timed_exp_diff(vulkan_profile, exp_k, exp_in, strict_options, true));
+    }
+    const double eb = median(exp_base), eh = median(exp_intervals);
+    std::printf("{\"case\":\"diff_exp_intervals\",\"device\":\"cpu\",\"metric\":\"seconds\","
+                "\"value\":%.4g,\"baseline\":%.4g,\"ratio\":%.4g,\"elements\":%zu,\"runs\":%d}\n",
+                eh, eb, eb / eh, c.elements, c.runs);
   }
-
-  const ir::VerifiedKernel exp_k = exp_kernel();
-  const auto exp_in =
-      diff::inputs::make_inputs(exp_k.kernel(), c.elements, diff::inputs::Kind::Random, 1);
-  VulkanProfile vulkan_profile(strict);
-  timed_exp_diff(strict, exp_k, exp_in, strict_options, false);
-  timed_exp_diff(vulkan_profile, exp_k, exp_in, strict_options, true);
-  std::vector<double> exp_base, exp_intervals;
-  for (int r = 0; r < c.runs; ++r) {
-    exp_base.push_back(timed_exp_diff(strict, exp_k, exp_in, strict_options, false));
-    exp_intervals.push_back(timed_exp_diff(vulkan_profile, exp_k, exp_in, strict_options, true));
-  }
-  const double eb = median(exp_base), eh = median(exp_intervals);
-  std::printf("{\"case\":\"diff_exp_intervals\",\"device\":\"cpu\",\"metric\":\"seconds\","
-              "\"value\":%.4g,\"baseline\":%.4g,\"ratio\":%.4g,\"elements\":%zu,\"runs\":%d}\n",
-              eh, eb, eb / eh, c.elements, c.runs);
   return 0;
 }

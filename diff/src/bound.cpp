@@ -208,4 +208,17 @@ bool accepts(const Bound& bound, ir::ScalarType type, uint64_t reference, uint64
   return end_value(*f, bound.lo) <= v && v <= end_value(*f, bound.hi);
 }
 
+std::optional<double> bound_ratio(const Bound& bound, num::Format f, uint64_t reference,
+                                  uint64_t device, const num::FloatControls& controls) {
+  const double r = num::to_double(f, num::apply_flush(f, reference, controls));
+  const double d = num::to_double(f, num::apply_flush(f, device, controls));
+  if (!std::isfinite(r) || !std::isfinite(d))
+    return std::nullopt;
+  const double end = d > r ? end_value(f, bound.hi) : end_value(f, bound.lo);
+  const double width = std::fabs(end - r), diff = std::fabs(d - r);
+  if (diff == 0)
+    return 0.0;
+  return width == 0 ? std::numeric_limits<double>::infinity() : diff / width;
+}
+
 } // namespace halfway::diff

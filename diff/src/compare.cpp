@@ -4,6 +4,7 @@
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/ulp.hpp"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -64,6 +65,17 @@ std::string value_text(ir::ScalarType type, uint64_t bits) {
   if (ir::info(type).is_signed)
     return std::to_string(ir::sign_extend(bits, ir::info(type).bits));
   return std::to_string(bits);
+}
+
+std::string inexact_reason(ir::ScalarType type, double v) {
+  const num::Format fmt = *float_format(type);
+  const std::string name(ir::name(type));
+  const uint64_t max_bits = num::from_double(fmt, DBL_MAX, num::Rounding::TowardZero);
+  if (std::fabs(v) > num::to_double(fmt, max_bits))
+    return "out of range for " + name + " (the largest finite value is " +
+           value_text(type, max_bits) + ")";
+  return "not exactly representable in " + name + "; the nearest value is " +
+         value_text(type, num::from_double(fmt, v));
 }
 
 std::string bits_text(ir::ScalarType type, uint64_t bits) {

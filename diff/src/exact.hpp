@@ -10,6 +10,8 @@ namespace halfway::diff::detail {
 // The exact value of a + b + c rounded to odd into a double (NaN if any is NaN or the sum is
 // inf - inf; an infinity when one is infinite).
 double sum_odd(double a, double b, double c = 0);
+// The same, always through MPFR (sum_odd takes an error-free path where it can; tests compare).
+double sum_odd_mpfr(double a, double b, double c = 0);
 // The exact value of a + b + c rounded to nearest-even into a double.
 double sum_nearest(double a, double b, double c = 0);
 // The exact value of a * b + c rounded to odd into a double (exact for f32 operands; at 2400

@@ -7,9 +7,11 @@
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/formats.hpp"
 #include "halfway/policy/policy.hpp"
+#include "sites.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -42,83 +44,6 @@ struct Copies {
     }
   }
 };
-
-// For each output buffer element, the last shadow record of an unbarriered narrowing site that
-// stored to it.
-class Destinations {
-public:
-  Destinations(std::span<const rt::Arg> args, const std::vector<interp::ShadowRecord>& records,
-               const std::unordered_map<ir::ExprId, const ir::NarrowingSite*>& barrier_sites,
-               std::vector<std::string>& notes) {
-    std::map<ir::ExprId, uint64_t> nowhere;
-    // Records come in runs of one site and one buffer: remember the last lookups.
-    ir::ExprId last_site = ir::kNone;
-    bool barriered = false;
-    uint32_t last_memory = ir::kNone;
-    std::vector<size_t>* slots = nullptr;
-    for (size_t r = 0; r < records.size(); ++r) {
-      const interp::ShadowRecord& rec = records[r];
-      if (rec.site != last_site) {
-        last_site = rec.site;
-        barriered = barrier_sites.count(rec.site) != 0;
-      }
-      if (!barriered)
-        continue;
-      if (!rec.destination || rec.destination->space != ir::Space::Buffer ||
-          rec.destination->memory >= args.size() || !args[rec.destination->memory].buffer) {
-        ++nowhere[rec.site];
-        continue;
-      }
-      if (rec.destination->memory != last_memory) {
-        last_memory = rec.destination->memory;
-        const rt::HostBuffer* b = args[last_memory].buffer;
-        slots = &last_[b];
-        if (slots->empty())
-          slots->assign(b->size(), kNoRecord);
-      }
-      if (rec.destination->index < slots->size())
-        (*slots)[rec.destination->index] = r;
-    }
-    for (auto& [id, count] : nowhere)
-      notes.push_back("narrowing site '" + std::string(barrier_sites.at(id)->where) + "' (" +
-                      std::to_string(count) +
-                      " evaluations) does not store its value directly: what it feeds is compared "
-                      "bit for bit, so single rounding there shows up as violations");
-  }
-
-  // Per element of `b`, the record index or kNoRecord; null when no record stored to `b`.
-  const std::vector<size_t>* records(const rt::HostBuffer* b) const {
-    auto it = last_.find(b);
-    return it == last_.end() ? nullptr : &it->second;
-  }
-
-private:
-  std::unordered_map<const rt::HostBuffer*, std::vector<size_t>> last_;
-};
-
-// An end of a single-rounding bound as a value (NaN ends as the infinity of their sign).
-double bound_end(num::Format f, uint64_t bits) {
-  const double v = num::to_double(f, bits);
-  if (std::isnan(v))
-    return num::sign_bit(f, bits) ? -std::numeric_limits<double>::infinity()
-                                  : std::numeric_limits<double>::infinity();
-  return v;
-}
-
-// |d - r| over the distance from r to the bound's end on d's side (ModelCounts::max_bound_ratio);
-// none when either is not a number.
-std::optional<double> bound_ratio(const Bound& b, num::Format f, uint64_t reference,
-                                  uint64_t device, const num::FloatControls& controls) {
-  const double r = num::to_double(f, num::apply_flush(f, reference, controls));
-  const double d = num::to_double(f, num::apply_flush(f, device, controls));
-  if (!std::isfinite(r) || !std::isfinite(d))
-    return std::nullopt;
-  const double end = d > r ? bound_end(f, b.hi) : bound_end(f, b.lo);
-  const double width = std::fabs(end - r), diff = std::fabs(d - r);
-  if (diff == 0)
-    return 0.0;
-  return width == 0 ? std::numeric_limits<double>::infinity() : diff / width;
-}
 
 // For each output buffer element, the last accumulation record whose destination is it (its
 // bounded flag says whether it bounds the element's final value).
@@ -235,39 +160,59 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   const bool relaxed = report.budget.relaxed_accumulation.has_value();
 
   Copies reference(args), on_device(args);
+  const std::vector<ir::NarrowingSite> sites = ir::narrowing_sites(k);
+  bool barriers = false;
+  for (const ir::NarrowingSite& s : sites)
+    barriers = barriers || s.needs_barrier();
   interp::Options io;
   io.deterministic = options.deterministic_reference;
   io.threads = options.reference_threads;
   io.controls = report.controls;
   io.narrowing = interp::NarrowingModel::TwoStep;
   const bool accumulates = relaxed && !ir::accumulations(k).empty();
-  io.shadow = single || accumulates;
+  io.shadow = (single && barriers) || accumulates;
   io.intervals = report.intervals;
   io.profile = device.info().math;
   // The reference run is bounded like the device's launch: the same timeout, the same cancel flag.
   const rt::Cancel cancel = options.launch.make_cancel();
   io.cancel = &cancel;
+  // Under single rounding the device runs first, so that the shadow's records are judged where
+  // the reference computes them (sites.hpp) instead of being gathered, one per evaluation, for a
+  // later pass. An error of the reference still comes first, as when the reference runs first:
+  // the device's own error is only thrown once the reference has run (then without a shadow, as
+  // nothing will be judged). Otherwise the reference runs first, as it is the one that honours
+  // the launch's timeout for certain.
+  const bool judged = single && barriers;
+  std::optional<rt::LaunchResult> launched;
+  std::exception_ptr device_failed;
+  if (judged) {
+    try {
+      launched = device.launch(kernel, grid, on_device.args, options.launch);
+    } catch (...) {
+      device_failed = std::current_exception();
+      io.shadow = false;
+    }
+  }
+  detail::SiteJudge judge(k, sites, judged && !device_failed, args, on_device.args, report.controls,
+                          options.exact_models, options.max_shown);
+  io.sink = &judge;
   interp::Stats stats = interp::run(kernel, grid, reference.args, io);
-  rt::LaunchResult launched = device.launch(kernel, grid, on_device.args, options.launch);
-  if (!(launched.budget == report.budget)) {
-    std::string theirs = policy::to_string(launched.budget);
+  if (device_failed)
+    std::rethrow_exception(device_failed);
+  if (!launched)
+    launched = device.launch(kernel, grid, on_device.args, options.launch);
+  if (!(launched->budget == report.budget)) {
+    std::string theirs = policy::to_string(launched->budget);
     std::replace(theirs.begin(), theirs.end(), '\n', ';');
     report.notes.push_back("the device generated code under another budget (" + theirs +
                            "): it reads a different policy registry than the checker");
   }
 
-  const std::vector<ir::NarrowingSite> sites = ir::narrowing_sites(k);
-  std::unordered_map<ir::ExprId, const ir::NarrowingSite*> barrier_sites;
-  for (const ir::NarrowingSite& s : sites)
-    if (s.needs_barrier())
-      barrier_sites.emplace(s.convert, &s);
-  if (single && barrier_sites.empty())
+  if (single && !barriers)
     report.notes.push_back("single rounding holds, but every narrowing site is proven innocuous "
                            "(rules 1-2): everything is compared bit for bit");
-  // Shadow records also exist when only relaxed accumulation asked for them: without single
-  // rounding they bound nothing.
-  const Destinations destinations(args, single ? stats.shadow : std::vector<interp::ShadowRecord>{},
-                                  barrier_sites, report.notes);
+  for (std::string& note : judge.notes())
+    report.notes.push_back(std::move(note));
 
   const AccumulationDestinations accumulated(args, stats.accumulations);
   if (accumulates)
@@ -312,8 +257,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     b.param = static_cast<uint32_t>(p);
     b.type = param.type;
     b.size = want.size();
-    const std::vector<size_t>* site_records =
-        single && format ? destinations.records(original) : nullptr;
+    const uint8_t* site_flags = format ? judge.flags(original) : nullptr;
     std::vector<Verdict> verdicts(options.results ? b.size : 0, Verdict::Exact);
     for (uint64_t i = 0; i < b.size; ++i) {
       const uint64_t r = want.get_bits(i), d = got.get_bits(i);
@@ -322,23 +266,18 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
       if (format && num::is_nan(*format, r))
         ++b.reference_nan;
       const bool same = same_bits(b.type, r, d, report.controls);
-      // The element's shadow record, when an unbarriered site of the element's type stored it.
-      // A site of another type (stored through a reinterpretation) bounds nothing: bit for bit.
-      const interp::ShadowRecord* record = nullptr;
-      const ir::NarrowingSite* site = nullptr;
-      const bool stored_by_site = site_records && (*site_records)[i] != kNoRecord;
-      if (stored_by_site) {
-        record = &stats.shadow[(*site_records)[i]];
-        site = barrier_sites.at(record->site);
-        if (site->to != b.type)
-          record = nullptr;
-      }
+      // What the shadow judged when an unbarriered site stored the element (sites.hpp). A site of
+      // another type bounds nothing, and neither does a record that judged the device equal to a
+      // value a later store replaced: bit for bit.
+      const uint8_t flags = site_flags ? site_flags[i] : 0;
+      const bool stored_by_site = flags & detail::kSiteStored;
+      const bool record = (flags & detail::kSiteRecord) && (same || !(flags & detail::kSiteSame));
       bool explained = same;
       if (record) {
         ++b.models.elements;
         bool matched = false;
         for (size_t m = 0; m < interp::kRoundingModels; ++m)
-          if (same_bits(b.type, record->models[m], d, report.controls)) {
+          if (flags & (detail::kSiteModels << m)) {
             ++b.models.equal[m];
             if (!matched)
               ++b.models.first[m];
@@ -354,8 +293,14 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         continue;
       }
       Bound bound;
+      const detail::SiteDetail* detail = nullptr;
       if (record) {
-        bound = single_rounding_bound(k, *site, *record, r, report.controls);
+        bound.kind = Bound::Kind::SingleRounding;
+        detail = judge.violation(original, i);
+        if (!detail)
+          detail = judge.unexplained(original, i);
+        if (detail)
+          bound = detail->bound;
       } else if (accumulates && !stored_by_site) {
         const size_t acc = accumulated.record(original, i);
         if (acc != kNoRecord)
@@ -382,24 +327,28 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         ++b.nan_mismatches;
       else
         b.max_ulps = std::max(b.max_ulps, ulps);
-      auto shown = [&] {
+      auto shown = [&](const detail::SiteDetail* kept) {
         Violation v{i, inputs_at(k, args, i), r, d, ulps, bound, std::nullopt};
-        if (record)
-          v.models = record->models;
+        if (kept)
+          v.models = kept->models;
         return v;
       };
-      const bool inside =
-          bound.kind != Bound::Kind::Unchecked && accepts(bound, b.type, r, d, report.controls);
+      const bool inside = record ? (flags & detail::kSiteInside) != 0
+                                 : bound.kind != Bound::Kind::Unchecked &&
+                                       accepts(bound, b.type, r, d, report.controls);
       if (bound.kind == Bound::Kind::DevicePrecision)
         if (auto ratio = bound_ratio(bound, *format, r, d, report.controls))
           b.max_interval_ratio = std::max(b.max_interval_ratio.value_or(0), *ratio);
       if (record) {
-        if (auto ratio = bound_ratio(bound, *format, r, d, report.controls))
-          b.models.max_bound_ratio = std::max(b.models.max_bound_ratio.value_or(0), *ratio);
+        if (const float ratio = judge.ratio(original, i); !std::isnan(ratio))
+          b.models.max_bound_ratio =
+              std::max(b.models.max_bound_ratio.value_or(0), static_cast<double>(ratio));
         if (!explained && inside) {
           ++b.models.unexplained;
+          // The judge kept the lowest indices: it has every one the report shows.
           if (b.models.first_unexplained.size() < options.max_shown)
-            b.models.first_unexplained.push_back(shown());
+            if (const detail::SiteDetail* kept = judge.unexplained(original, i))
+              b.models.first_unexplained.push_back(shown(kept));
         }
       }
       // With exact models an element at a site passes when a model explains it; otherwise the
@@ -420,8 +369,12 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         verdict = Verdict::WithinBound;
       } else {
         ++b.violations;
-        if (b.first_violations.size() < options.max_shown)
-          b.first_violations.push_back(shown());
+        if (b.first_violations.size() < options.max_shown) {
+          if (!record)
+            b.first_violations.push_back(shown(nullptr));
+          else if (const detail::SiteDetail* kept = judge.violation(original, i))
+            b.first_violations.push_back(shown(kept));
+        }
       }
       if (options.results)
         verdicts[i] = verdict;

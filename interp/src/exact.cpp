@@ -136,6 +136,8 @@ bool linear_terms(const std::vector<ExactSite::TreeOp>& tree, int i, bool negati
 } // namespace
 
 double exact_leaf(Exec& x, const ExactSite& s, uint32_t reg, uint32_t lane) {
+  if (s.plain_f32)
+    return static_cast<double>(x.reg<float>(reg)[lane]); // exact
   uint64_t bits = get_slot(x.reg<std::byte>(reg), num::info(s.from).total_bits / 8, lane);
   bits = num::apply_flush(s.from, bits, x.options().controls);
   return num::to_double(s.from, bits);
@@ -163,26 +165,6 @@ ExactValue from_pair(double hi, double lo, double products) {
   if (!std::isfinite(hi))
     lo = 0;
   return {hi, lo, round_to_odd(hi, lo), products};
-}
-
-ExactValue fast_value(Exec& x, const ExactSite& s, uint32_t lane) {
-  double t[2] = {0, 0};
-  double products = 0;
-  for (size_t i = 0; i < s.terms.size(); ++i) {
-    const ExactSite::Term& term = s.terms[i];
-    double v = exact_leaf(x, s, term.a, lane);
-    if (term.b != ir::kNone) {
-      v *= exact_leaf(x, s, term.b, lane); // exact: at most 48 significant bits
-      products += std::fabs(v);
-    }
-    t[i] = term.negative ? -v : v;
-  }
-  if (s.terms.size() == 1)
-    return from_pair(t[0], 0, products);
-  const double sum = t[0] + t[1]; // TwoSum (Knuth): t0 + t1 == sum + err exactly
-  const double bb = sum - t[0];
-  const double err = (t[0] - (sum - bb)) + (t[1] - bb);
-  return from_pair(sum, err, products);
 }
 
 // Which tree nodes the FusedF32 and FusedMul models round (shadow.hpp): FusedF32 every add, sub,
@@ -218,6 +200,8 @@ void model_rounding(ExactSite& s) {
 
 // A double rounded to nearest-even into the source type, flushed where the controls flush it.
 double round_source(const ExactSite& s, double v, const num::FloatControls& c) {
+  if (s.plain_f32) // nearest-even under the workers' MXCSR; a NaN's payload is dropped later
+    return static_cast<double>(static_cast<float>(v));
   return num::to_double(s.from, num::apply_flush(s.from, num::from_double(s.from, v), c));
 }
 
@@ -233,40 +217,64 @@ double odd_sum(double a, double b) {
 
 } // namespace
 
-ModelResults model_results(Exec& x, const ExactSite& s, uint32_t lane, const ExactValue& v) {
-  if (s.terms.empty())
-    return model_results_mpfr(x, s, lane);
+namespace {
+
+// The error-free path in one pass over the leaves: the exact value and, with `models`, the FusedF32
+// and FusedMul results (Single is the exact value's one rounding, TwoStep the ordinary conversion).
+struct LaneExact {
+  ExactValue v;
+  ModelResults m;
+};
+
+LaneExact fast_lane(Exec& x, const ExactSite& s, uint32_t lane, bool models) {
   const num::FloatControls& c = x.options().controls;
-  // Each term as FusedF32 and FusedMul see it: a product exact or rounded in the source type.
-  // FusedF32 contracts the first product into the sum when there are two terms (the other one
-  // feeds the fma rounded); FusedMul rounds every product that is not an fma's.
-  double f32[2] = {0, 0}, mul[2] = {0, 0};
+  // Each term exactly, and as FusedF32 and FusedMul see it: a product exact or rounded in the
+  // source type. FusedF32 contracts the first product into the sum when there are two terms (the
+  // other one feeds the fma rounded); FusedMul rounds every product that is not an fma's.
+  double t[2] = {0, 0}, f32[2] = {0, 0}, mul[2] = {0, 0};
+  double products = 0;
   bool contracted = false;
   for (size_t i = 0; i < s.terms.size(); ++i) {
     const ExactSite::Term& term = s.terms[i];
-    double t = exact_leaf(x, s, term.a, lane);
-    double t32 = t, tmul = t;
+    double v = exact_leaf(x, s, term.a, lane);
+    double v32 = v, vmul = v;
     if (term.b != ir::kNone) {
-      t *= exact_leaf(x, s, term.b, lane); // exact: at most 48 significant bits
-      const double rounded = round_source(s, t, c);
-      const bool contract = s.terms.size() == 2 && !contracted;
-      contracted = contracted || contract;
-      t32 = term.fma || contract ? t : rounded;
-      tmul = term.fma ? t : rounded;
+      v *= exact_leaf(x, s, term.b, lane); // exact: at most 48 significant bits
+      products += std::fabs(v);
+      if (models) {
+        const double rounded = round_source(s, v, c);
+        const bool contract = s.terms.size() == 2 && !contracted;
+        contracted = contracted || contract;
+        v32 = term.fma || contract ? v : rounded;
+        vmul = term.fma ? v : rounded;
+      }
     }
-    f32[i] = term.negative ? -t32 : t32;
-    mul[i] = term.negative ? -tmul : tmul;
+    t[i] = term.negative ? -v : v;
+    f32[i] = term.negative ? -v32 : v32;
+    mul[i] = term.negative ? -vmul : vmul;
   }
-  ModelResults m;
-  if (std::isnan(v.hi)) { // the models only differ on numbers
-    m.fused_f32 = m.fused_mul = num::from_double(s.to, v.hi, s.rounding, s.overflow);
-    return m;
+  LaneExact out;
+  if (s.terms.size() == 1) {
+    out.v = from_pair(t[0], 0, products);
+  } else {
+    const double sum = t[0] + t[1]; // TwoSum (Knuth): t0 + t1 == sum + err exactly
+    const double bb = sum - t[0];
+    const double err = (t[0] - (sum - bb)) + (t[1] - bb);
+    out.v = from_pair(sum, err, products);
+  }
+  if (!models)
+    return out;
+  if (std::isnan(out.v.hi)) { // the models only differ on numbers
+    out.m.fused_f32 = out.m.fused_mul = num::from_double(s.to, out.v.hi, s.rounding, s.overflow);
+    return out;
   }
   const double source = round_source(s, odd_sum(f32[0], f32[1]), c);
-  m.fused_f32 = num::from_double(s.to, source, s.rounding, s.overflow);
-  m.fused_mul = num::from_double(s.to, odd_sum(mul[0], mul[1]), s.rounding, s.overflow);
-  return m;
+  out.m.fused_f32 = num::from_double(s.to, source, s.rounding, s.overflow);
+  out.m.fused_mul = num::from_double(s.to, odd_sum(mul[0], mul[1]), s.rounding, s.overflow);
+  return out;
 }
+
+} // namespace
 
 std::shared_ptr<ExactSite> make_exact_site(const Program& p, const ir::NarrowingSite& site) {
   auto s = std::make_shared<ExactSite>();
@@ -278,6 +286,7 @@ std::shared_ptr<ExactSite> make_exact_site(const Program& p, const ir::Narrowing
   s->overflow = c.saturate ? num::Fp8Overflow::Saturate : num::Fp8Overflow::Nan;
   s->single = p.options.narrowing == NarrowingModel::SingleRounding && site.needs_barrier();
   s->shadow = p.options.shadow;
+  s->plain_f32 = s->from == num::Format::F32 && !num::flushes(s->from, p.options.controls);
   s->producer_reg = p.nodes[site.producer].reg;
   std::set<ir::ExprId> producers(site.producers.begin(), site.producers.end());
   build_tree(p, producers, site.producer, s->tree);
@@ -296,7 +305,7 @@ std::shared_ptr<ExactSite> make_exact_site(const Program& p, const ir::Narrowing
 }
 
 ExactValue exact_value(Exec& x, const ExactSite& s, uint32_t lane) {
-  return s.terms.empty() ? exact_value_mpfr(x, s, lane) : fast_value(x, s, lane);
+  return s.terms.empty() ? exact_value_mpfr(x, s, lane) : fast_lane(x, s, lane, false).v;
 }
 
 void eval_site(Exec& x, const Node& n) {
@@ -308,15 +317,24 @@ void eval_site(Exec& x, const Node& n) {
   const void* source = x.reg<std::byte>(s.producer_reg);
   const uint32_t wg_lanes = x.program().wg_lanes;
   for_active(x.mask(), [&](uint32_t lane) {
-    ExactValue v = exact_value(x, s, lane);
+    ExactValue v;
+    ModelResults m;
+    if (s.terms.empty()) {
+      v = exact_value_mpfr(x, s, lane);
+      if (s.shadow)
+        m = model_results_mpfr(x, s, lane);
+    } else {
+      const LaneExact e = fast_lane(x, s, lane, s.shadow);
+      v = e.v;
+      m = e.m;
+    }
     const uint64_t two_step = get_slot(result, to_bytes, lane);
     const uint64_t single = num::from_double(s.to, v.odd, s.rounding, s.overflow);
     if (s.single)
       set_slot(result, to_bytes, lane, single);
     if (!s.shadow)
       return;
-    ShadowRecord r;
-    const ModelResults m = model_results(x, s, lane, v);
+    ShadowRecord& r = x.shadow().emplace_back(); // built in place: no 112-byte copy per lane
     r.models[static_cast<size_t>(RoundingModel::TwoStep)] = static_cast<uint32_t>(two_step);
     r.models[static_cast<size_t>(RoundingModel::FusedF32)] = static_cast<uint32_t>(m.fused_f32);
     r.models[static_cast<size_t>(RoundingModel::Single)] = static_cast<uint32_t>(single);
@@ -330,7 +348,6 @@ void eval_site(Exec& x, const Node& n) {
     r.exact_hi = v.hi;
     r.exact_lo = v.lo;
     r.product_sum = v.product_sum;
-    x.shadow().push_back(r);
   });
 }
 

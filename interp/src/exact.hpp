@@ -28,6 +28,9 @@ struct ExactSite {
   num::Fp8Overflow overflow = num::Fp8Overflow::Nan;
   bool single = false; // round the exact value once (SingleRounding and a Barrier site)
   bool shadow = false; // record every evaluation
+  // An f32 source the controls do not flush: leaves and source roundings use the host's binary32
+  // (the workers run with the default MXCSR), the shadow's common case.
+  bool plain_f32 = false;
   uint32_t producer_reg = 0;
   EvalFn convert = nullptr; // the ordinary, two-step conversion
 
@@ -40,7 +43,7 @@ struct ExactSite {
   };
   std::vector<TreeOp> tree;
   // Per tree node, whether the FusedF32 and the FusedMul models round it into the source type
-  // (shadow.hpp, RoundingModel): the MPFR path of model_results.
+  // (shadow.hpp, RoundingModel): the MPFR path of model_results_mpfr.
   std::vector<uint8_t> fused_f32_rounds, fused_mul_rounds;
 
   // The error-free path: the value is the sum of these terms (empty: use MPFR).
@@ -65,11 +68,11 @@ ExactValue exact_value_mpfr(Exec& x, const ExactSite& s, uint32_t lane);
 double exact_leaf(Exec& x, const ExactSite& s, uint32_t reg, uint32_t lane);
 
 // The FusedF32 and FusedMul results (shadow.hpp, RoundingModel) of one evaluation, bit patterns
-// of the target type; `v` is the evaluation's exact value. The MPFR path is model_results_mpfr.
+// of the target type: computed with the exact value on the error-free path (exact.cpp), with
+// MPFR by model_results_mpfr otherwise.
 struct ModelResults {
   uint64_t fused_f32 = 0, fused_mul = 0;
 };
-ModelResults model_results(Exec& x, const ExactSite& s, uint32_t lane, const ExactValue& v);
 ModelResults model_results_mpfr(Exec& x, const ExactSite& s, uint32_t lane);
 
 // The evaluation function of a narrowing convert that is rounded once or shadowed: the ordinary

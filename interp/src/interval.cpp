@@ -431,13 +431,16 @@ Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile) 
   case Op::Fract: {
     if (a[0].undecided)
       return a[0];
-    if (vk) // inherited from x - floor(x)
-      return sub(f, a[0], floor_iv(f, a[0]));
     const Iv fl = floor_iv(f, a[0]);
-    if (is_point(fl))
-      return from_candidates({value_of(f, num::fract(f, bits_of(f, a[0].lo))),
-                              value_of(f, num::fract(f, bits_of(f, a[0].hi)))});
-    return {0.0, step(f, 1.0, -1), false};
+    const Iv own = is_point(fl) ? from_candidates({value_of(f, num::fract(f, bits_of(f, a[0].lo))),
+                                                   value_of(f, num::fract(f, bits_of(f, a[0].hi)))})
+                                : Iv{0.0, step(f, 1.0, -1), false};
+    // Inherited from x - floor(x) on Vulkan, which rounds to 1 just below an integer where the
+    // IR's fract gives the largest value below 1: the interval holds both, so that it still holds
+    // the reference (a bitcast of fract(-tiny) is undecided, not a violation).
+    if (vk)
+      return hull(sub(f, a[0], fl), own);
+    return own;
   }
   case Op::Const:
   case Op::LocalGet:

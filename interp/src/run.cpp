@@ -125,7 +125,10 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
       } catch (const Stopped&) {
         return;
       }
-      if (options.shadow) {
+      if (options.shadow && options.sink) {
+        if (!e) // a failed batch's records are cut short, and the launch throws anyway
+          options.sink->take(exec.shadow());
+      } else if (options.shadow) {
         records[b] = std::move(exec.shadow());
         // The next batch makes about as many records: one allocation instead of a doubling series.
         exec.shadow().clear();

@@ -6,8 +6,10 @@
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/numerics/formats.hpp"
+#include "quirks.hpp"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <iterator>
 #include <set>
@@ -101,6 +103,7 @@ struct Buffer {
   Access access;
   bool atomic = false; // only atomics touch it
   bool tie = false;    // holds the tie sites' results, written by them alone
+  bool accum = false;  // holds the accumulation's result, written by it alone
   ir::AtomicOp op = ir::AtomicOp::Add;
 };
 
@@ -117,9 +120,23 @@ public:
     static const std::vector<uint32_t> sizes{1, 2, 4, 8, 16, 32, 64};
     k.workgroup = {r_.pick(sizes), 1, 1};
     g_.lanes = k.workgroup[0] * static_cast<uint32_t>(1 + r_.below(4));
+    // A 2-D grid for a fifth of the kernels, 3-D for a tenth: the workgroup and the grid get
+    // extents along y (and z), at most 64 lanes per workgroup.
+    const uint64_t dims = r_.below(10);
+    if (dims < 3) {
+      k.workgroup[0] = std::min<uint32_t>(k.workgroup[0], 16);
+      g_.lanes = k.workgroup[0] * static_cast<uint32_t>(1 + r_.below(3));
+      k.workgroup[1] = 1u << r_.below(3);
+      g_.lanes_y = k.workgroup[1] * static_cast<uint32_t>(1 + r_.below(2));
+      if (dims == 0) {
+        k.workgroup[2] = 1u << r_.below(2);
+        g_.lanes_z = k.workgroup[2] * static_cast<uint32_t>(1 + r_.below(2));
+      }
+    }
     g_.exact_only = r_.below(256) < o_.exact_only_256;
     g_.single_rounding = r_.below(256) < o_.single_rounding_256;
     g_.exact_models = g_.single_rounding && r_.below(256) < o_.exact_models_256;
+    g_.relaxed_accumulation = r_.below(256) < o_.relaxed_accumulation_256;
     const uint64_t kind = r_.below(100);
     g_.inputs = kind < 40   ? diff::inputs::Kind::Ties
                 : kind < 75 ? diff::inputs::Kind::Random
@@ -133,18 +150,26 @@ public:
 
     declare_memory();
     gid_ = node(Op::GlobalId, ScalarType::U32, {});
+    if (g_.lanes_y * g_.lanes_z > 1) // the lane's element: x + X * (y + Y * z)
+      gid_ = linear(Op::GlobalId, [this](uint32_t d) {
+        return node(Op::Mul, ScalarType::U32,
+                    {node(Op::NumGroups, ScalarType::U32, {}, d),
+                     node(Op::GroupSize, ScalarType::U32, {}, d)});
+      });
     std::vector<Stmt>& body = k.body;
     if (!k.shared.empty())
       shared_phase(body);
     if (ties_)
       tie_sites(body);
+    if (g_.relaxed_accumulation)
+      accumulation(body);
     const uint32_t n = 1 + static_cast<uint32_t>(r_.below(o_.max_statements));
     scopes_.emplace_back();
     for (uint32_t i = 0; i < n; ++i)
       statement(body, 0, 0);
     // Every output gets a value at the lane's element, so that no output is left unwritten.
     for (const Buffer& b : buffers_)
-      if (b.access != Access::Read && !b.atomic && !b.tie)
+      if (b.access != Access::Read && !b.atomic && !b.tie && !b.accum)
         body.push_back(store(b, static_cast<int>(o_.max_depth)));
     scopes_.pop_back();
 
@@ -160,6 +185,21 @@ public:
   }
 
 private:
+  // id(0) + extent(0) * (id(1) + extent(1) * id(2)) of a builtin (global_id or local_id), the
+  // dimensions the kernel uses only.
+  ExprId linear(Op builtin, const std::function<ExprId(uint32_t)>& extent) {
+    const ir::Kernel& k = g_.kernel;
+    const bool z = g_.lanes_z > 1 || k.workgroup[2] > 1;
+    ExprId v = node(builtin, ScalarType::U32, {}, z ? 2 : 1);
+    if (z)
+      v = node(
+          Op::Add, ScalarType::U32,
+          {node(builtin, ScalarType::U32, {}, 1), node(Op::Mul, ScalarType::U32, {extent(1), v})});
+    return node(
+        Op::Add, ScalarType::U32,
+        {node(builtin, ScalarType::U32, {}, 0), node(Op::Mul, ScalarType::U32, {extent(0), v})});
+  }
+
   // ---- types and constants ----------------------------------------------------------------
   ScalarType value_type() {
     // The formats the library is about come up more often than the others.
@@ -213,13 +253,7 @@ private:
 
   // ---- nodes ------------------------------------------------------------------------------
   ExprId node(Op op, ScalarType t, std::initializer_list<ExprId> args, uint64_t imm = 0) {
-    ir::Expr e;
-    e.op = op;
-    e.type = t;
-    e.imm = imm;
-    e.nargs = static_cast<uint8_t>(args.size());
-    std::copy(args.begin(), args.end(), e.args.begin());
-    return g_.kernel.add(e);
+    return detail::add_node(g_.kernel, op, t, args, imm);
   }
   ExprId constant(ScalarType t, uint64_t bits) { return node(Op::Const, t, {}, bits); }
   ExprId load(Space space, uint32_t ref, ScalarType t, ExprId index) {
@@ -265,13 +299,55 @@ private:
     return c;
   }
 
+  // Indices into each dimension of a shared or private array: any value reduced modulo the
+  // dimension, or a constant inside it.
+  std::array<ExprId, 3> array_indices(Space space, uint32_t ref) {
+    const ir::SharedArray& a = g_.kernel.array(space, ref);
+    std::array<ExprId, 3> ix{ir::kNone, ir::kNone, ir::kNone};
+    for (uint32_t d = 0; d < a.rank(); ++d)
+      ix[d] = r_.chance(25) ? constant(ScalarType::U32, r_.below(a.dim(d)))
+                            : any_index(constant(ScalarType::U32, a.dim(d)), 1);
+    return ix;
+  }
+  ExprId array_load(Space space, uint32_t ref, ScalarType t) {
+    const std::array<ExprId, 3> ix = array_indices(space, ref);
+    ir::Expr e;
+    e.op = Op::Load;
+    e.type = t;
+    e.space = space;
+    e.ref = ref;
+    e.nargs = static_cast<uint8_t>(g_.kernel.array(space, ref).rank());
+    for (int d = 0; d < e.nargs; ++d)
+      e.args[d] = ix[d];
+    return g_.kernel.add(e);
+  }
+  // A rank-1 to rank-3 array of `elements` elements (a power of two when rank > 1): each inner
+  // dimension a power of two that divides what is left.
+  ir::SharedArray array_shape(std::string name, ScalarType t, uint32_t elements, uint32_t rank) {
+    ir::SharedArray a{std::move(name), t, elements, {0, 0, 0}};
+    if (rank == 1 || elements < 2)
+      return a;
+    uint32_t left = elements;
+    std::array<uint32_t, 3> dims{0, 0, 0};
+    for (uint32_t d = rank - 1; d > 0; --d) {
+      uint32_t log = 0;
+      while ((2u << log) <= left && log < 4)
+        ++log;
+      dims[d] = 1u << r_.below(log + 1);
+      left /= dims[d];
+    }
+    dims[0] = left;
+    a.dims = dims;
+    return a;
+  }
+
   // ---- expressions ------------------------------------------------------------------------
   ExprId expr(ScalarType t, int depth) {
     if (depth <= 0 || r_.chance(20))
       return leaf(t);
     std::vector<Op> candidates;
     for (Op op : ops_)
-      if (can_make(ir::info(op).rule, t))
+      if (can_make(ir::info(op).rule, t) && (!exact_ops_ || device_exact(op)))
         candidates.push_back(op);
     if (candidates.empty())
       return leaf(t);
@@ -362,7 +438,7 @@ private:
         if (g_.kernel.locals[l].type == t)
           ways.push_back([this, l] { return local_get(l); });
     for (const Buffer& b : buffers_) {
-      if (b.type != t || b.atomic || b.tie || b.access == Access::Write)
+      if (b.type != t || b.atomic || b.tie || b.accum || b.access == Access::Write)
         continue;
       if (b.access == Access::Read) {
         // Inputs weigh more than constants: results then depend on the data.
@@ -377,11 +453,11 @@ private:
     if (shared_ready_)
       for (uint32_t s = 0; s < g_.kernel.shared.size(); ++s)
         if (g_.kernel.shared[s].type == t) {
-          const uint32_t size = g_.kernel.shared[s].size;
-          ways.push_back([this, s, t, size] {
-            return load(Space::Shared, s, t, any_index(constant(ScalarType::U32, size), 1));
-          });
+          ways.push_back([this, s, t] { return array_load(Space::Shared, s, t); });
         }
+    for (uint32_t p = 0; p < g_.kernel.privates.size(); ++p)
+      if (g_.kernel.privates[p].type == t)
+        ways.push_back([this, p, t] { return array_load(Space::Private, p, t); });
     if (t == ScalarType::U32) {
       for (size_t i = 0; i < ir::kOpCount; ++i) {
         Op op = static_cast<Op>(i);
@@ -432,8 +508,19 @@ private:
       buffers_.back().atomic = true;
       buffers_.back().op = r_.pick(commutative);
     }
+    if (g_.relaxed_accumulation) { // written by the accumulation alone (accumulation())
+      add_buffer("r", r_.chance(75) ? ScalarType::F32 : ScalarType::F16, Access::Write);
+      buffers_.back().accum = true;
+    }
+    if (r_.chance(35)) { // per-lane arrays, zero at the start of every lane
+      const uint32_t rank = 1 + static_cast<uint32_t>(r_.below(3));
+      const uint32_t elements =
+          rank == 1 ? 2 + static_cast<uint32_t>(r_.below(7)) : 1u << (rank + r_.below(3));
+      k.privates.push_back(array_shape("pa", element_type(), elements, rank));
+    }
     if (r_.chance(30)) {
-      k.shared.push_back({"sh", element_type(), k.workgroup[0]});
+      k.shared.push_back(array_shape("sh", element_type(), k.workgroup_lanes(),
+                                     1 + static_cast<uint32_t>(r_.below(3))));
       if (r_.coin()) {
         k.shared.push_back({"sacc", r_.pick(atomic_types), 4});
         shared_op_ = r_.pick(commutative);
@@ -450,7 +537,31 @@ private:
     s.kind = StmtKind::Store;
     s.space = Space::Shared;
     s.mem = 0;
-    s.a = node(Op::LocalId, ScalarType::U32, {}, 0);
+    // The lane's own slot: its linear local id, split row-major over the array's dimensions.
+    const ir::SharedArray& sh = k.shared[0];
+    const ExprId lid = k.workgroup_lanes() == k.workgroup[0]
+                           ? node(Op::LocalId, ScalarType::U32, {}, 0)
+                           : linear(Op::LocalId, [this](uint32_t d) {
+                               return constant(ScalarType::U32, g_.kernel.workgroup[d]);
+                             });
+    if (sh.rank() == 1) {
+      s.a = lid;
+    } else {
+      uint32_t inner = 1;
+      std::array<ExprId, 3> ix{};
+      for (uint32_t d = sh.rank(); d-- > 0;) {
+        ExprId v = inner == 1
+                       ? lid
+                       : node(Op::Div, ScalarType::U32, {lid, constant(ScalarType::U32, inner)});
+        if (d > 0)
+          v = node(Op::Rem, ScalarType::U32, {v, constant(ScalarType::U32, sh.dims[d])});
+        ix[d] = v;
+        inner *= sh.dims[d];
+      }
+      s.a = ix[0];
+      s.c = ix[1];
+      s.d = sh.rank() == 3 ? ix[2] : ir::kNone;
+    }
     s.b = expr(k.shared[0].type, static_cast<int>(o_.max_depth));
     body.push_back(s);
     if (k.shared.size() > 1) {
@@ -501,6 +612,66 @@ private:
     s.a = gid_;
     s.b = narrow;
     body.push_back(s);
+  }
+
+  // A loop-carried accumulation under the relaxed-accumulation opt-in (specs
+  // f16-narrowing-barrier.md §5): s = init; for j in 0..K { s = s + a*b (or b*a + s, s - a*b,
+  // fma(a, b, s)) }; r[i] = s, narrowed when r is f16. Only the accumulation writes r, and the
+  // store is of the local itself, so the interpreter's record bounds every element of r. The
+  // local is in no scope: nothing else reads or assigns it.
+  void accumulation(std::vector<Stmt>& body) {
+    const Buffer* out = nullptr;
+    for (const Buffer& b : buffers_)
+      if (b.accum)
+        out = &b;
+    const ScalarType t = r_.chance(80) ? ScalarType::F32 : ScalarType::F16;
+    // The §5 bound takes the terms as the reference computed them: a device's own error in a
+    // term is not part of it, so terms and the initial value use exact and correctly rounded
+    // ops only (the same on every device).
+    exact_ops_ = true;
+    Stmt let;
+    let.kind = StmtKind::Let;
+    let.a = expr(t, 2);
+    let.local = new_local("s", t);
+    body.push_back(let);
+    Stmt loop;
+    loop.kind = StmtKind::For;
+    loop.a = constant(ScalarType::U32, 0);
+    loop.b = constant(ScalarType::U32, 2 + r_.below(kMaxTrip - 2));
+    loop.c = constant(ScalarType::U32, 1);
+    loop.local = new_local("j", ScalarType::U32);
+    counters_.insert(loop.local);
+    scopes_.emplace_back(std::vector<uint32_t>{loop.local});
+    const ExprId a = expr(t, 2), b = expr(t, 2);
+    const ExprId acc = local_get(let.local);
+    Stmt step;
+    step.kind = StmtKind::Assign;
+    step.local = let.local;
+    switch (r_.below(4)) {
+    case 0:
+      step.a = node(Op::Add, t, {acc, node(Op::Mul, t, {a, b})});
+      break;
+    case 1:
+      step.a = node(Op::Add, t, {node(Op::Mul, t, {a, b}), acc});
+      break;
+    case 2:
+      step.a = node(Op::Sub, t, {acc, node(Op::Mul, t, {a, b})});
+      break;
+    default:
+      step.a = node(Op::Fma, t, {a, b, acc});
+      break;
+    }
+    scopes_.pop_back();
+    exact_ops_ = false;
+    loop.body.push_back(step);
+    body.push_back(std::move(loop));
+    Stmt store;
+    store.kind = StmtKind::Store;
+    store.mem = out->param;
+    store.a = gid_;
+    store.b = out->type == t ? local_get(let.local)
+                             : node(Op::Convert, out->type, {local_get(let.local)});
+    body.push_back(store);
   }
 
   // ---- statements -------------------------------------------------------------------------
@@ -559,10 +730,24 @@ private:
         return;
       }
     }
+    if (roll < 56 && !g_.kernel.privates.empty() && r_.chance(30)) { // private array element
+      const ir::PrivateArray& pa = g_.kernel.privates[0];
+      const std::array<ExprId, 3> ix = array_indices(Space::Private, 0);
+      Stmt s;
+      s.kind = StmtKind::Store;
+      s.space = Space::Private;
+      s.mem = 0;
+      s.a = ix[0];
+      s.c = pa.rank() > 1 ? ix[1] : ir::kNone;
+      s.d = pa.rank() > 2 ? ix[2] : ir::kNone;
+      s.b = expr(pa.type, depth);
+      out.push_back(s);
+      return;
+    }
     if (roll < 56) { // store to the lane's element of an output
       std::vector<Buffer> outs;
       for (const Buffer& b : buffers_)
-        if (b.access != Access::Read && !b.atomic && !b.tie)
+        if (b.access != Access::Read && !b.atomic && !b.tie && !b.accum)
           outs.push_back(b);
       out.push_back(store(r_.pick(outs), depth));
       return;
@@ -662,6 +847,7 @@ private:
   std::set<uint32_t> counters_; // loop counters: read, never assigned by generated statements
   ExprId gid_ = ir::kNone;
   bool ties_ = false, shared_ready_ = false;
+  bool exact_ops_ = false; // expressions use device-exact ops only (accumulation terms)
   uint32_t tie_out_ = 0;
   ir::AtomicOp shared_op_ = ir::AtomicOp::Add;
 };

@@ -208,14 +208,25 @@ private:
     std::vector<bool> done(k_.exprs.size(), false);
     for (bool changed = true; changed;) {
       changed = false;
-      for (ir::ExprId id : reachable(k_)) {
+      const std::vector<ir::ExprId> order = reachable(k_);
+      // The generator's guards stay: an integer divisor or(d, 1) and a shift amount
+      // and(s, width - 1). Replaced, they give a kernel with undefined behaviour whose difference
+      // is no longer the one being reduced (their operands still shrink).
+      std::set<ir::ExprId> guards;
+      for (ir::ExprId id : order) {
+        const ir::Expr& e = k_.expr(id);
+        if (((e.op == ir::Op::Div || e.op == ir::Op::Rem) && ir::is_int(e.type)) ||
+            e.op == ir::Op::Shl || e.op == ir::Op::Shr)
+          guards.insert(e.args[1]);
+      }
+      for (ir::ExprId id : order) {
         if (id < done.size() && done[id])
           continue;
         if (id < done.size())
           done[id] = true;
         const ir::Expr e = k_.expr(id);
-        if (e.nargs == 0)
-          continue; // a leaf is as small as it gets
+        if (e.nargs == 0 || guards.count(id))
+          continue; // a leaf is as small as it gets; a guard stays
         std::vector<ir::Expr> replacements;
         // Operands first: they keep more of the computation that fails.
         for (int i = 0; i < e.nargs; ++i)

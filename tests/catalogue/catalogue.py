@@ -247,6 +247,28 @@ def npy(header, data=b"", magic=b"\x93NUMPY", version=b"\x01\x00"):
 F32x64 = b"\x00\x00\x80\x3f" * 64
 
 
+# Kernels whose input is bf16 or e4m3, for ml_dtypes' raw-byte files ('<V2', '<V1', '<f1').
+def copy_kernel(t):
+    return """kernel copy_%s workgroup(64, 1, 1) {
+  param x: buffer<%s, read>;
+  param y: buffer<%s, write>;
+  let i: u32 = global_id(0);
+  if lt(i, len(x)) {
+    y[i] = x[i];
+  }
+}
+""" % (t, t, t)
+
+
+COPY_BF16 = copy_kernel("bf16")
+COPY_E4M3 = copy_kernel("e4m3")
+
+
+def npy_typed(descr, count, width):
+    return npy("{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % (descr, count),
+               b"\x3c" * (count * width))
+
+
 def npy_f32(shape, data=F32x64, fortran="False", extra=""):
     return npy("{'descr': '<f4', 'fortran_order': %s, 'shape': %s, %s}" % (fortran, shape, extra),
                data)
@@ -256,7 +278,8 @@ def npy_f32(shape, data=F32x64, fortran="False", extra=""):
 
 
 class Case:
-    def __init__(self, name, args, expect, files=None, devices=(), timeout_s=None, keep=None):
+    def __init__(self, name, args, expect, files=None, devices=(), timeout_s=None, keep=None,
+                 stdin=None):
         self.name = name
         self.args = args          # argv after the binary; {d} is the case folder
         self.expect = expect      # regular expressions that must all match stderr
@@ -264,6 +287,7 @@ class Case:
         self.devices = devices    # devices the case needs (skipped when absent)
         self.timeout_s = timeout_s
         self.keep = keep or {}    # name -> content of a file that exists before and must survive
+        self.stdin = stdin        # name of a file of `files` fed as standard input (default none)
 
 
 def cases():
@@ -414,13 +438,54 @@ def cases():
         ("wrong element type", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (32,), }",
                                    F32x64)),
         ("header past the end", b"\x93NUMPY\x01\x00\xff\x7f{'descr'"),
+        ("ml_dtypes bfloat16 for an f32 buffer", npy_typed("<V2", 128, 2)),
+        ("ml_dtypes float8 for an f32 buffer", npy_typed("<V1", 256, 1)),
+        ("f4 without a byte order", npy_typed("|f4", 64, 4)),
     ]
     for what, data in npys:
         add(Case("npy: " + what,
                  ["run", "{d}/k.hk", "--grid", "64", "--arg", "a=1", "--buffer", "x={d}/x.npy"],
                  [r"x\.npy"], {"k.hk": SAXPY, "x.npy": data}))
 
+    # ml_dtypes' raw-byte dtypes for a type they cannot hold, and byte orders with no conversion.
+    typed = [
+        ("float8 bytes for a bf16 buffer", COPY_BF16, npy_typed("<V1", 64, 1), r"'<V1'.*bf16"),
+        ("big-endian void for a bf16 buffer", COPY_BF16, npy_typed(">V2", 64, 2),
+         r"'>V2'.*big-endian"),
+        ("bfloat16 for an e4m3 buffer", COPY_E4M3, npy_typed("<V2", 64, 2), r"'<V2'.*e4m3"),
+        ("ml_dtypes float8_e5m2 for an e4m3 buffer", COPY_E4M3, npy_typed("<f1", 64, 1),
+         r"'<f1'.*e4m3"),
+        ("f16 for a bf16 buffer", COPY_BF16, npy_typed("<f2", 64, 2), r"'<f2'.*bf16"),
+    ]
+    for what, kernel, data, message in typed:
+        add(Case("npy: " + what, ["run", "{d}/k.hk", "--grid", "64", "--buffer", "x={d}/x.npy"],
+                 [r"x\.npy", r"\bbuffer x\b", message], {"k.hk": kernel, "x.npy": data}))
+
+    # Standard input: one reader only, and what it reads is checked like a file.
+    good = npy_f32("(64,)")
+    add(Case("stdin: two buffers",
+             ["run", "{d}/k.hk", "--grid", "64", "--arg", "a=1", "--buffer", "x=-", "--buffer",
+              "y=-"], [r"--buffer y=-", r"already read as --buffer x=-"],
+             {"k.hk": SAXPY, "x.npy": good}, stdin="x.npy"))
+    add(Case("stdin: the kernel and a buffer",
+             ["run", "-", "--grid", "64", "--arg", "a=1", "--buffer", "x=-"],
+             [r"--buffer x=-", r"already read as the kernel file -"], {"k.hk": SAXPY},
+             stdin="k.hk"))
+    add(Case("stdin: not a .npy file",
+             ["run", "{d}/k.hk", "--grid", "64", "--arg", "a=1", "--buffer", "x=-"],
+             [r"<stdin>", r"not a \.npy file", r"buffer x"], {"k.hk": SAXPY}, stdin="k.hk"))
+    add(Case("stdin: wrong element type",
+             ["run", "{d}/k.hk", "--grid", "64", "--arg", "a=1", "--buffer", "y=-"],
+             [r"<stdin>", r"'<V2'", r"buffer y"],
+             {"k.hk": SAXPY, "x.npy": npy_typed("<V2", 128, 2)}, stdin="x.npy"))
+
     # Output files.
+    add(Case("dump: standard output for two dumps",
+             ["run", "{d}/k.hk", "--grid", "64", "--arg", "a=1", "--dump", "y=-", "--dump",
+              "x={d}/x.npy"], [r"--dump y=-", r"one dumped buffer only"], {"k.hk": SAXPY}))
+    add(Case("dump: standard output with --json",
+             ["run", "{d}/k.hk", "--grid", "64", "--arg", "a=1", "--dump", "y=-", "--json"],
+             [r"--dump y=-", r"--json"], {"k.hk": SAXPY}))
     add(Case("dump: /dev/full",
              ["run", "{d}/k.hk", "--grid", "64", "--arg", "a=1", "--dump", "y=/dev/full"],
              [r"/dev/full"], {"k.hk": SAXPY}))
@@ -524,8 +589,13 @@ def run_case(halfway, case, scale):
         limit = (case.timeout_s or 60) * scale
         start = time.monotonic()
         try:
-            p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                               timeout=max(limit * 4, 30), env=env)
+            stdin = open(os.path.join(folder, case.stdin), "rb") if case.stdin else None
+            try:
+                p = subprocess.run(argv, stdin=stdin or subprocess.DEVNULL, capture_output=True,
+                                   timeout=max(limit * 4, 30), env=env)
+            finally:
+                if stdin:
+                    stdin.close()
         except subprocess.TimeoutExpired:
             return "hung (killed after %.0f s)" % max(limit * 4, 30)
         elapsed = time.monotonic() - start

@@ -1,12 +1,16 @@
 // Lane parts that are one `for` loop with the same bounds in every lane run several lanes'
 // bodies in one loop (codegen/llvm/src/lower_lanes.cpp). Each lane's operations and their order
 // are unchanged, so the results must stay bit-identical to the interpreter's.
+#include "gemv.hpp" // examples: the split-k GEMVs, lanes in step with a loop per lane
 #include "halfway/policy/registry.hpp"
 #include "halfway/runtime/cpu/device.hpp"
 #include "harness.hpp"
 #include "kernels.hpp" // bench/cpu: reduce_chunks, the benchmark that motivated the interleaving
 
+#include <bit>
+#include <cmath>
 #include <gtest/gtest.h>
+#include <optional>
 #include <random>
 
 using namespace halfway;
@@ -31,9 +35,11 @@ std::vector<float> values(size_t n, uint64_t seed) {
   return out;
 }
 
-void expect_same_as_interpreter(const ir::VerifiedKernel& k, const Launch& in) {
+void expect_same_as_interpreter(const ir::VerifiedKernel& k, const Launch& in,
+                                rt::CpuDevice* device = nullptr) {
   policy::Registry registry;
-  rt::CpuDevice cpu(&registry);
+  std::optional<rt::CpuDevice> own;
+  rt::CpuDevice& cpu = device ? *device : own.emplace(&registry);
   Launch want = run_interp(k, in);
   Launch got = run_device(cpu, k, in);
   EXPECT_EQ(compare_bits(k.kernel(), want, got), "") << k.name();
@@ -77,6 +83,147 @@ TEST(CpuLaneJam, PerLaneLoopsWithFmaNarrowingSignedBoundsAndSteps) {
     in.set_scalar(k.kernel(), "n", static_cast<uint32_t>(n));
     in.grid = rt::Grid{{3, 1, 1}};
     expect_same_as_interpreter(k, in);
+  }
+}
+
+// The split-k GEMVs: each lane's loop starts at its own lane id, so lanes in step keep a loop
+// variable per lane, run while every lane of the group goes on, and finish the rest lane by
+// lane. Column counts whose chunk count is not a multiple of 64 (and fewer chunks than lanes)
+// give lanes of one step different trip counts; a grid past the last row takes the uniform
+// `if (row < rows)` around the loop both ways.
+TEST(CpuLaneJam, SplitKGemvsWithRaggedLanesMatchTheInterpreter) {
+  const ir::VerifiedKernel kernels[] = {examples::gemv_f32(), examples::gemv_f16(),
+                                        examples::gemv_fp8<e4m3>(), examples::gemv_fp8<e5m2>()};
+  policy::Registry registry;
+  rt::CpuDevice cpu(&registry); // one device: each kernel compiles once
+  for (const auto& k : kernels)
+    for (uint32_t chunks : {1u, 5u, 63u, 64u, 97u, 200u}) {
+      SCOPED_TRACE(k.name() + ", " + std::to_string(chunks) + " chunks");
+      const uint32_t rows = 11, cols = 4 * chunks;
+      const ir::Kernel& kk = k.kernel();
+      Launch in(kk);
+      const ScalarType wt = kk.params[0].type;
+      const size_t n = wt == ScalarType::U32 ? size_t{rows} * chunks : size_t{rows} * cols;
+      std::vector<float> v = values(size_t{rows} * cols + 8, 40 + chunks);
+      rt::HostBuffer w(wt, n);
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t bits = std::bit_cast<uint32_t>(v[i]);
+        // fp8 words: any four codes (NaNs and infinities of e5m2 included); f16: the f32's top
+        // bits, so that every class of value appears.
+        w.set_bits(i, wt == ScalarType::F32   ? bits
+                      : wt == ScalarType::F16 ? (bits >> 16)
+                                              : bits * 2654435761u);
+      }
+      in.buffer(kk, "w") = std::move(w);
+      in.buffer(kk, "x") = make_buffer(ScalarType::F32, values(cols, 7 + chunks));
+      in.buffer(kk, "y") = rt::HostBuffer(ScalarType::F32, rows);
+      in.set_scalar(kk, "cols", cols);
+      in.grid = rt::Grid{{rows + 3, 1, 1}};
+      expect_same_as_interpreter(k, in, &cpu);
+    }
+}
+
+TEST(CpuLaneJam, LoopsWithLaneDependentBoundsAndStepsMatchTheInterpreter) {
+  // Start, end and step all depend on the lane (signed, negative starts, a step of 1 to 3), with
+  // statements before and after the loop inside a uniform if, a narrowing store after it. The
+  // shared array and the barrier keep the kernel out of flat mode (one loop over the whole row),
+  // which runs lanes one by one.
+  auto k = kernel("ragged", {16}, {"x", "y", "h", "n"},
+                  [](In<float> x, Out<float> y, Out<f16> h, Scalar<int32_t> n) {
+                    Shared<float> mirror("mirror", 16);
+                    Var lane(global_id(0), "lane");
+                    Var lid(convert<int32_t>(local_id(0)), "lid");
+                    Var acc(0.0f, "acc");
+                    Var last(0, "last");
+                    If(n > 2, [&] {
+                      Var scale(x[lane] * 0.5f, "scale");
+                      For(lid - 7, n + lid % 5, lid % 3 + 1, [&](Value<int32_t> j) {
+                        Var v(x[convert<uint32_t>(j + 7)], "v");
+                        acc = acc + v * scale;
+                        last = j;
+                      });
+                      acc = acc * scale;
+                    });
+                    mirror[local_id(0)] = acc;
+                    h[lane] = acc;
+                    Barrier();
+                    y[lane] = mirror[15u - local_id(0)] + convert<float>(last);
+                  });
+  for (int32_t n : {0, 3, 9, 40}) {
+    SCOPED_TRACE(n);
+    const uint32_t lanes = 16 * 2;
+    Launch in(k.kernel());
+    in.buffer(k.kernel(), "x") = make_buffer(ScalarType::F32, values(lanes + 40 + 16, 9 + n));
+    in.buffer(k.kernel(), "y") = rt::HostBuffer(ScalarType::F32, lanes);
+    in.buffer(k.kernel(), "h") = rt::HostBuffer(ScalarType::F16, lanes);
+    in.set_scalar(k.kernel(), "n", static_cast<uint32_t>(n));
+    in.grid = rt::Grid{{2, 1, 1}};
+    expect_same_as_interpreter(k, in);
+  }
+}
+
+// Lockstep (split-k loops `for j = lid + u to n step s`, u, n, s uniform): one iteration of
+// every lane at a time while all lanes go on, then each lane alone. Offsets near 2^32 wrap some
+// lanes' starts past zero (those lanes loop, the others do not), signed starts are negative, and
+// the step does not divide the range; relaxed accumulation runs in lockstep too.
+TEST(CpuLaneJam, LockstepSplitKLoopsMatchTheInterpreter) {
+  auto k = kernel("split_k", {32}, {"x", "y", "off", "n", "step"},
+                  [](In<float> x, Out<float> y, Scalar<uint32_t> off, Scalar<uint32_t> n,
+                     Scalar<uint32_t> step) {
+                    Shared<float> mirror("mirror", 32);
+                    Var lid(local_id(0), "lid");
+                    Var acc(0.0f, "acc");
+                    Var sq(0.0f, "sq");
+                    If(n > 0u, [&] {
+                      For(lid + off, n, step, [&](Value<uint32_t> j) {
+                        Var v(x[j], "v");
+                        acc = acc + v;
+                        sq = sq + v * v * 0.5f;
+                      });
+                    });
+                    mirror[lid] = acc - sq;
+                    Barrier();
+                    y[global_id(0)] = mirror[31u - lid];
+                  });
+  struct Case {
+    uint32_t off, n, step;
+  };
+  const Case cases[] = {
+      {0, 0, 32}, {0, 1, 32},           {0, 200, 32},          {5, 200, 32}, {0, 200, 7},
+      {3, 31, 1}, {0xfffffff0u, 40, 9}, {0xffffffe0u, 64, 32}, {0, 999, 64}, {100, 150, 0x10000}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.off) + " " + std::to_string(c.n) + " " + std::to_string(c.step));
+    for (bool relaxed : {false, true}) {
+      policy::Registry registry;
+      if (relaxed) {
+        ASSERT_TRUE(registry.accept_relaxed_accumulation(policy::Scope::kernel("split_k"),
+                                                         "test: lockstep with reassociation"));
+      }
+      rt::CpuDevice cpu(&registry);
+      Launch in(k.kernel());
+      // Strict: values with cancellations, so any reordering shows; relaxed: values in [-4, 4].
+      std::vector<float> xs = values(1000, 11 + c.n);
+      if (relaxed)
+        for (float& v : xs)
+          v = std::isfinite(v) && std::abs(v) <= 4.0f ? v : 1.0f;
+      in.buffer(k.kernel(), "x") = make_buffer(ScalarType::F32, xs);
+      in.buffer(k.kernel(), "y") = rt::HostBuffer(ScalarType::F32, 64);
+      in.set_scalar(k.kernel(), "off", c.off);
+      in.set_scalar(k.kernel(), "n", c.n);
+      in.set_scalar(k.kernel(), "step", c.step);
+      in.grid = rt::Grid{{2, 1, 1}};
+      Launch got = run_device(cpu, k, in);
+      if (!relaxed) {
+        EXPECT_EQ(compare_bits(k.kernel(), run_interp(k, in), got), "");
+        continue;
+      }
+      // Relaxed: each lane's two sums in any order, so within a bound of the strict ones.
+      Launch want = run_interp(k, in);
+      auto a = contents<float>(want.buffer(k.kernel(), "y"));
+      auto b = contents<float>(got.buffer(k.kernel(), "y"));
+      for (size_t i = 0; i < a.size(); ++i)
+        EXPECT_NEAR(a[i], b[i], 1e-3f * (1.0f + std::abs(a[i]))) << i;
+    }
   }
 }
 

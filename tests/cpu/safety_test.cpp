@@ -318,6 +318,43 @@ TEST(CpuSafety, FaultInAParallelLaunch) {
   expect_same_error(interp_error(k, in), failing_launch(cpu, k, in, {}, "late"), "late");
 }
 
+// Guarded code addresses a buffer index `x + c` (c a small constant) as zext(x) + c, so that
+// adjacent accesses vectorise as one group. Where x + c wraps past 2^32 to a valid index, that
+// address lies in the guard: the launch faults, reruns with explicit checks, and the rerun's
+// results (the interpreter's wrapping indices) stand, for loads and stores, in every lane.
+TEST(CpuSafety, WrappingIndexPlusConstantIsTheInterpreters) {
+  policy::Registry registry;
+  rt::CpuDevice cpu(&registry, {.threads = 2});
+  ir::VerifiedKernel k = parse(R"(kernel wrap workgroup(64, 1, 1) {
+  param x: buffer<f32, read>;
+  param y: buffer<f32, read_write>;
+  param off: u32;
+  let i: u32 = global_id(0);
+  if lt(i, 1000:u32) {
+    let v: f32 = add(x[add(add(i, off), 3:u32)], x[add(i, 1:u32)]);
+    y[add(add(i, off), 2:u32)] = v;
+  }
+})");
+  for (uint32_t off : {0u, 0xfffffffeu, 0xffffffffu, 0xffffff00u}) {
+    SCOPED_TRACE(off);
+    Launch in(k.kernel(), rt::Grid{{1024 / 64, 1, 1}});
+    std::vector<float> xs(1100);
+    for (size_t i = 0; i < xs.size(); ++i)
+      xs[i] = static_cast<float>(i) * 0.5f;
+    in.buffer(k.kernel(), "x") = make_buffer(ScalarType::F32, xs);
+    in.buffer(k.kernel(), "y") = make_buffer(ScalarType::F32, std::vector<float>(1100, -1.0f));
+    in.set_scalar(k.kernel(), "off", off);
+    if (off == 0xffffff00u) { // 0xffffff00 + i + 3 is out of bounds from i = 0: the error
+      expect_same_error(interp_error(k, in), failing_launch(cpu, k, in, {}, "wrap"), "wrap");
+      continue;
+    }
+    const uint64_t faults = cpu.stats().guard_faults;
+    EXPECT_EQ(compare_bits(k.kernel(), run_interp(k, in), run_device(cpu, k, in)), "");
+    // The wrapping offsets fault in the guard first (the point of the test), zero does not.
+    EXPECT_EQ(cpu.stats().guard_faults - faults, off == 0 ? 0u : 1u);
+  }
+}
+
 const char* kSpin = R"(kernel spin workgroup(1, 1, 1) {
   param y: buffer<u32, read_write>;
   y[0:u32] = 5:u32;

@@ -1,6 +1,7 @@
 // The §4 interval, on real shadow records: the strict interpreter and the single-rounding model
 // both lie inside it for every element (products, multiply-adds, chains, f16 and bf16), it is
 // exactly {two-step, one rounding} for a product, and its error term is what the spec says.
+#include "exact.hpp"
 #include "examples.hpp"
 #include "halfway/diff/bound.hpp"
 #include "halfway/diff/compare.hpp"
@@ -10,8 +11,11 @@
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/ulp.hpp"
 
+#include <bit>
 #include <cmath>
 #include <gtest/gtest.h>
+#include <limits>
+#include <random>
 
 using namespace halfway;
 using namespace halfway::diff;
@@ -211,3 +215,45 @@ TEST(Bound, SignOfZeroInsideTheInterval) {
 }
 
 } // namespace
+
+// The bounds' exact sums take an error-free path (TwoSum, round to odd) and fall back to MPFR where
+// it cannot decide: both must agree bit for bit on the sums the bounds make (an exact value as hi +
+// lo, plus or minus E), on cancellations, on ties of the rounding and on arbitrary triples.
+TEST(Bound, ErrorFreeSumMatchesMpfr) {
+  std::mt19937_64 rng(12);
+  auto random_double = [&](int lo_exp, int hi_exp) {
+    std::uniform_int_distribution<int> e(lo_exp, hi_exp);
+    const double m = 1 + std::ldexp(static_cast<double>(rng() >> 11), -53);
+    return (rng() & 1 ? -1 : 1) * std::ldexp(m, e(rng));
+  };
+  auto ulp = [](double x) {
+    return std::nextafter(std::fabs(x), 2 * std::fabs(x) + 1) - std::fabs(x);
+  };
+  int mismatches = 0, cases = 0;
+  auto check = [&](double a, double b, double c) {
+    ++cases;
+    const double fast = diff::detail::sum_odd(a, b, c);
+    const double slow = diff::detail::sum_odd_mpfr(a, b, c);
+    if (std::bit_cast<uint64_t>(fast) != std::bit_cast<uint64_t>(slow) &&
+        !(std::isnan(fast) && std::isnan(slow)) && ++mismatches <= 10)
+      ADD_FAILURE() << std::hexfloat << a << " + " << b << " + " << c << ": " << fast << " vs "
+                    << slow;
+  };
+  for (int k = 0; k < 200'000; ++k) {
+    const double hi = random_double(-60, 60);
+    const double lo = (rng() & 3) ? 0 : random_double(-60, 0) * ulp(hi) / 2 / 2;
+    const double e = std::fabs(hi) * std::ldexp(1.0, -static_cast<int>(rng() % 40) - 10);
+    check(hi, lo, e);
+    check(hi, lo, -e);
+    check(hi, lo, -hi);        // total cancellation: the remainder alone
+    check(hi, ulp(hi) / 2, 0); // a tie of the rounding into a double
+    check(hi, -ulp(hi) / 4, e);
+    check(random_double(-1074, 1023), random_double(-1074, 1023), random_double(-1074, 1023));
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (double special :
+       {0.0, -0.0, kInf, -kInf, std::numeric_limits<double>::quiet_NaN(), 0x1p-1074, 0x1p1023})
+    for (double other : {1.0, -1.0, 0x1p-1022, 0x1.fffffffffffffp1023})
+      check(special, other, -other);
+  EXPECT_EQ(mismatches, 0) << "of " << cases;
+}

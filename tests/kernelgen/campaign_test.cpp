@@ -31,28 +31,47 @@ TEST(Campaign, ShardsPartitionTheKernels) {
 }
 
 TEST(Campaign, ExplainsOnlyDocumentedCausesOnVulkan) {
+  using ir::ScalarType;
   ir::Kernel k;
   k.name = "k";
   ir::Expr x;
   x.op = ir::Op::Const;
-  x.type = ir::ScalarType::F32;
+  x.type = ScalarType::F32;
   const ir::ExprId c = k.add(x);
   ir::Expr e;
   e.op = ir::Op::Exp;
-  e.type = ir::ScalarType::F32;
+  e.type = ScalarType::F32;
   e.nargs = 1;
   e.args[0] = c;
   k.add(e);
-  EXPECT_EQ(explain(k, "cpu"), std::nullopt);
-  EXPECT_EQ(explain(k, "interp"), std::nullopt);
-  EXPECT_EQ(explain(k, "vulkan"), "device math precision (exp)");
-  k.exprs[1].op = ir::Op::Add;
+  // A loose op explains nothing by itself: the checker's intervals already passed every element
+  // inside the device's precision, so what is left is outside it.
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::F32, 0x3f800000, 0x3f800001), std::nullopt);
+  k.exprs[1].op = ir::Op::Copysign;
   k.exprs[1].nargs = 2;
   k.exprs[1].args[1] = c;
-  EXPECT_EQ(explain(k, "vulkan"), std::nullopt);
-  k.exprs[1].op = ir::Op::Copysign;
-  EXPECT_EQ(explain(k, "vulkan"), "known device issue: NaN sign or payload observed (copysign)");
-  EXPECT_EQ(explain(k, "cpu"), std::nullopt);
+  // copysign: an element that differs in the sign bit alone, on Vulkan only.
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::F32, 0x41a00000, 0xc1a00000),
+            "known device issue: NaN sign observed (copysign)");
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::F32, 0x41a00000, 0xc1a00001), std::nullopt);
+  EXPECT_EQ(explain(k, "cpu", ScalarType::F32, 0x41a00000, 0xc1a00000), std::nullopt);
+  EXPECT_EQ(explain(k, "interp", ScalarType::F32, 0x41a00000, 0xc1a00000), std::nullopt);
+  // A bitcast of a float: both elements NaN patterns of the element's width or of its halves.
+  k.exprs[1].op = ir::Op::Bitcast;
+  k.exprs[1].type = ScalarType::U32;
+  k.exprs[1].nargs = 1;
+  const std::string bits = "known device issue: NaN sign or payload observed (bitcast, pack)";
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::U32, 0x7fc00000, 0xffc00001), bits);
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::U16, 0x7e01, 0x7e00), bits);         // f16 NaNs
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::U16, 0x7f81, 0xffc0), bits);         // bf16 NaNs
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::U32, 0x12347e01, 0x12347e00), bits); // a pack's half
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::U32, 0x12357e01, 0x12347e00), std::nullopt);
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::U16, 0x7e01, 0x7c00), std::nullopt); // NaN and inf
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::U64, 0x7ff8000000000001, 0xfff8000000000000), bits);
+  EXPECT_EQ(explain(k, "cpu", ScalarType::U16, 0x7e01, 0x7e00), std::nullopt);
+  // Without such an op, NaN patterns are not explained.
+  k.exprs[1].op = ir::Op::Convert;
+  EXPECT_EQ(explain(k, "vulkan", ScalarType::U32, 0x7fc00000, 0xffc00001), std::nullopt);
 }
 
 TEST(Campaign, DiffCommandCarriesTheSetup) {

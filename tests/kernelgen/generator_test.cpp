@@ -1,6 +1,8 @@
 // The generator's guarantees that hold without running anything: reproducible from (seed, index),
 // verified, printable and parsed back to the same text, and covering the op table, every scalar
-// type, every statement kind and every rounding mode.
+// type, every statement kind and every rounding mode, private and rank-2/3 shared arrays, clamp,
+// and the relaxed-accumulation opt-in on kernels that accumulate.
+#include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/ops.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/kernelgen/generate.hpp"
@@ -56,10 +58,27 @@ TEST(Generator, CoversOpsTypesStatementsAndRoundings) {
   std::set<ir::RoundingMode> roundings;
   std::set<diff::inputs::Kind> kinds;
   size_t single = 0, models = 0, exact_only = 0, shared_atomics = 0, narrowing_stores = 0;
+  size_t relaxed = 0, accumulating = 0, clamps = 0, private_stores = 0, private_loads = 0;
+  std::set<uint32_t> private_ranks, shared_ranks;
+  size_t grids_2d = 0, grids_3d = 0;
   for (uint64_t i = 0; i < 600; ++i) {
     const Generated g = generate(1, i);
     const ir::Kernel& k = g.kernel;
+    for (const ir::PrivateArray& a : k.privates)
+      private_ranks.insert(a.rank());
+    for (const ir::SharedArray& a : k.shared)
+      shared_ranks.insert(a.rank());
+    relaxed += g.relaxed_accumulation;
+    grids_2d += g.lanes_y > 1 && g.lanes_z == 1;
+    grids_3d += g.lanes_z > 1;
+    EXPECT_EQ(g.lanes_y % k.workgroup[1], 0u);
+    EXPECT_EQ(g.lanes_z % k.workgroup[2], 0u);
+    // A kernel that holds the relaxed-accumulation opt-in has an accumulation it applies to.
+    if (g.relaxed_accumulation)
+      accumulating += !ir::accumulations(k).empty();
     for (const ir::Expr& e : k.exprs) {
+      clamps += e.op == ir::Op::Clamp;
+      private_loads += e.op == ir::Op::Load && e.space == ir::Space::Private;
       ops.insert(e.op);
       types.insert(e.type);
       if (e.op == ir::Op::Convert)
@@ -70,6 +89,7 @@ TEST(Generator, CoversOpsTypesStatementsAndRoundings) {
     ir::for_each_stmt(k.body, [&](const ir::Stmt& s) {
       stmts.insert(s.kind);
       shared_atomics += s.kind == ir::StmtKind::Atomic && s.space == ir::Space::Shared;
+      private_stores += s.kind == ir::StmtKind::Store && s.space == ir::Space::Private;
       narrowing_stores += s.kind == ir::StmtKind::Store && k.expr(s.b).op == ir::Op::Convert &&
                           ir::is_narrowing(k.expr(k.expr(s.b).args[0]).type, k.expr(s.b).type);
     });
@@ -99,6 +119,15 @@ TEST(Generator, CoversOpsTypesStatementsAndRoundings) {
   EXPECT_GT(exact_only, 200u);
   EXPECT_GT(shared_atomics, 10u);
   EXPECT_GT(narrowing_stores, 100u);
+  EXPECT_GT(clamps, 50u);
+  EXPECT_GT(private_stores, 50u);
+  EXPECT_GT(private_loads, 50u);
+  EXPECT_EQ(private_ranks, (std::set<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(shared_ranks, (std::set<uint32_t>{1, 2, 3}));
+  EXPECT_GT(relaxed, 40u);
+  EXPECT_GT(grids_2d, 60u);
+  EXPECT_GT(grids_3d, 30u);
+  EXPECT_EQ(accumulating, relaxed);
 }
 
 } // namespace

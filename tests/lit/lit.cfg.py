@@ -43,6 +43,17 @@ config.substitutions.append(
 # `%python`: the Python that runs lit, for small checks of dumped files.
 config.substitutions.append(("%python", lit_config.params.get("python", "python3")))
 
+# `numpy-ml-dtypes`: that Python can import NumPy and ml_dtypes, for the tests that read halfway's
+# .npy files back the way a NumPy user would (tests/lit/npy).
+import subprocess
+
+try:
+    if subprocess.run([lit_config.params.get("python", "python3"), "-c", "import numpy, ml_dtypes"],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60).returncode == 0:
+        config.available_features.add("numpy-ml-dtypes")
+except (OSError, subprocess.TimeoutExpired):
+    pass
+
 # The parts of halfway this build has (tests/lit/CMakeLists.txt); by hand, assume all of them.
 features = lit_config.params.get("features", "llvm-codegen,spirv-codegen,cpu-device")
 for feature in features.split(","):

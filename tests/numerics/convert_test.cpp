@@ -285,6 +285,55 @@ TEST(Convert, RandomF64ToNarrow) {
   }
 }
 
+// to_double and from_double (nearest-even) take fast paths for f16, bf16 and f32; they must agree
+// with MPFR everywhere: every boundary of the target, random doubles from far below the smallest
+// subnormal to beyond overflow (binary64 subnormals, zeros, infinities and NaNs included), and
+// every f16 and bf16 pattern and random f32 patterns widened.
+TEST(Convert, FromAndToDoubleFastPaths) {
+  std::mt19937_64 rng(10);
+  for (Format to : {Format::F16, Format::BF16, Format::F32}) {
+    // f32 has too many boundaries to enumerate (NarrowF64ToF32Boundaries samples them).
+    std::vector<uint64_t> patterns;
+    if (to != Format::F32)
+      patterns = test::patterns_near_boundaries(Format::F64, to, 2);
+    for (int k = 0; k < 300'000; ++k)
+      patterns.push_back(test::random_pattern(
+          rng, Format::F64, info(to).emin - info(to).man_bits - 4, info(to).emax + 3));
+    for (uint64_t b :
+         {uint64_t{0}, uint64_t{1}, uint64_t{0x000fffffffffffff}, uint64_t{0x7ff0000000000000},
+          uint64_t{0x7ff8000000000001}, uint64_t{0x7ff0000000000001}, uint64_t{0x3ff0000000000000}})
+      for (uint64_t sign : {uint64_t{0}, uint64_t{1} << 63})
+        patterns.push_back(b | sign);
+    int failures = 0;
+    for (uint64_t b : patterns) {
+      const uint64_t want =
+          convert_ref(Format::F64, b, to, Rounding::NearestEven, Fp8Overflow::Nan);
+      const uint64_t got = from_double(to, f64_from_bits(b));
+      if (got != want && ++failures <= 10)
+        ADD_FAILURE() << "from_double(" << format_name(to) << ", " << hex(b) << "): want "
+                      << hex(want) << " got " << hex(got);
+    }
+    EXPECT_EQ(failures, 0);
+  }
+  std::vector<std::pair<Format, uint64_t>> widen;
+  for (uint64_t b = 0; b < 0x10000; ++b) {
+    widen.emplace_back(Format::F16, b);
+    widen.emplace_back(Format::BF16, b);
+  }
+  for (int k = 0; k < 300'000; ++k)
+    widen.emplace_back(Format::F32, static_cast<uint32_t>(rng()));
+  int failures = 0;
+  for (auto [from, b] : widen) {
+    const uint64_t want =
+        convert_ref(from, b, Format::F64, Rounding::NearestEven, Fp8Overflow::Nan);
+    const uint64_t got = f64_bits(to_double(from, b));
+    if (got != want && ++failures <= 10)
+      ADD_FAILURE() << "to_double(" << format_name(from) << ", " << hex(b) << "): want "
+                    << hex(want) << " got " << hex(got);
+  }
+  EXPECT_EQ(failures, 0);
+}
+
 TEST(Convert, ArrayMatchesScalar) {
   std::mt19937_64 rng(7);
   std::vector<float> in(100'003);

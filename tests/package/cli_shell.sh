@@ -56,7 +56,7 @@ err=$(printf 'kernel k(\n' | "$halfway" emit - --ir 2>&1 >/dev/null) || status=$
 warnings=$(groff -man -Tutf8 -ww -z "$manpage" 2>&1)
 [[ -z $warnings ]] || fail "groff warns about $manpage: $warnings"
 grep -q "^\.TH HALFWAY 1 .*halfway $version" "$manpage" || fail "the man page's title line"
-for sub in run diff emit sites devices demo ops plot completion; do
+for sub in run bench diff emit sites devices demo ops plot completion; do
   grep -q "^$sub\$" "$manpage" || fail "the man page lacks the help of $sub"
 done
 grep -q -- '--max-unchecked' "$manpage" || fail "the man page lacks diff's options"

@@ -4,8 +4,8 @@
 // is wrong and name the file, kernel or buffer, and leave existing files alone.
 #include "cli_runner.hpp"
 #include "cli_util.hpp"
+#include "halfway/io/npy.hpp"
 #include "halfway/ir/error.hpp"
-#include "npy.hpp"
 
 #include <array>
 #include <chrono>
@@ -320,7 +320,7 @@ TEST_F(CliHardening, DumpsReplaceFilesAtomicallyKeepingPermissionsAndLinks) {
                    "y=zeros --dump y=" +
                    keep + " --dump x=" + path("link.raw"));
   ASSERT_EQ(r.status, 0) << r.all();
-  auto y = halfway::cli::load_npy(keep, halfway::ir::ScalarType::F32);
+  auto y = halfway::io::load_npy(keep, halfway::ir::ScalarType::F32).buffer;
   ASSERT_EQ(y.size(), 100u);
   EXPECT_EQ(y.as<float>()[99], 198.0f);
   EXPECT_EQ(fs::status(keep).permissions() & fs::perms::all,
@@ -422,7 +422,7 @@ TEST_F(CliHardening, NpyHeadersAreParsedStrictly) {
        "(n,)"},
       {"after.npy", npy(ok + " junk", 256), "after the header's closing"},
       {"dtype.npy", npy("{'descr': '<f2', 'fortran_order': False, 'shape': (64,), }", 128),
-       "dtype <f2 does not match"},
+       "dtype '<f2' does not match the buffer's element type f32 (expected '<f4')"},
       {"structured.npy",
        npy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (64,), }", 256),
        "unsupported value for key 'descr'"},

@@ -3,8 +3,8 @@
 // sweeps (`--inputs sweep`) of every example kernel with a 16- or 8-bit float input on every
 // device.
 #include "cli_runner.hpp"
+#include "halfway/io/npy.hpp"
 #include "halfway/ir/types.hpp"
-#include "npy.hpp"
 
 #include <array>
 #include <chrono>
@@ -122,9 +122,10 @@ TEST_F(CliReport, DumpWritesReferenceDeviceAndVerdictPerOutput) {
   ASSERT_EQ(r.status, 0) << r.all();
   const json b = json::parse(r.out).at("results").at(0).at("buffers").at(0);
   using halfway::ir::ScalarType;
-  const auto reference = halfway::cli::load_npy(dump + "/out16.reference.npy", ScalarType::F16);
-  const auto device = halfway::cli::load_npy(dump + "/out16.device.npy", ScalarType::F16);
-  const auto verdict = halfway::cli::load_npy(dump + "/out16.verdict.npy", ScalarType::U8);
+  const auto reference =
+      halfway::io::load_npy(dump + "/out16.reference.npy", ScalarType::F16).buffer;
+  const auto device = halfway::io::load_npy(dump + "/out16.device.npy", ScalarType::F16).buffer;
+  const auto verdict = halfway::io::load_npy(dump + "/out16.verdict.npy", ScalarType::U8).buffer;
   ASSERT_EQ(reference.size(), 4096u);
   ASSERT_EQ(device.size(), 4096u);
   ASSERT_EQ(verdict.size(), 4096u);

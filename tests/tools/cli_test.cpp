@@ -1,6 +1,7 @@
 // Runs the built `halfway` binary the way a user would and checks exit status and output.
 #include "cli_runner.hpp"
-#include "npy.hpp"
+#include "cli_util.hpp"
+#include "halfway/io/npy.hpp"
 
 #include <array>
 #include <cstdio>
@@ -63,7 +64,7 @@ TEST_F(Cli, RunPrintsOutputsAndDumpsNpy) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_OUTPUT(r, "saxpy on interp: 16 workgroups of 64 lanes");
   EXPECT_OUTPUT(r, "y (f32[1000]): 0 2 4 6 8 10 12 14 ...");
-  auto y = halfway::cli::load_npy(path("y.npy"), halfway::ir::ScalarType::F32);
+  auto y = halfway::io::load_npy(path("y.npy"), halfway::ir::ScalarType::F32).buffer;
   ASSERT_EQ(y.size(), 1000u);
   EXPECT_EQ(y.as<float>()[999], 1998.0f);
 }
@@ -72,8 +73,8 @@ TEST_F(Cli, RunReadsNpyAndRawInputs) {
   halfway::rt::HostBuffer x(halfway::ir::ScalarType::F32, 4);
   for (int i = 0; i < 4; ++i)
     x.as<float>()[i] = 0.5f * static_cast<float>(i);
-  halfway::cli::save_npy(path("x.npy"), x);
-  halfway::cli::save_raw(path("y.raw"), x);
+  halfway::cli::write_file_atomically(path("x.npy"), halfway::io::npy_bytes(x));
+  halfway::cli::write_file_atomically(path("y.raw"), halfway::io::raw_bytes(x));
   auto r = halfway("run " + example("saxpy") + " --grid 4 --arg a=4 --buffer x=" + path("x.npy") +
                    " --buffer y=" + path("y.raw") + " --json");
   ASSERT_EQ(r.status, 0) << r.out;

@@ -4,10 +4,10 @@
 #include "commands.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/report.hpp"
+#include "halfway/io/npy.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
 #include "launch_setup.hpp"
-#include "npy.hpp"
 #include "pipeline_cli.hpp"
 
 #include <algorithm>
@@ -133,6 +133,7 @@ Runner add_diff(CLI::App& app) {
     opts.accept_inconclusive = o->accept_inconclusive;
     opts.exact_models = o->exact_models;
     opts.launch = o->setup.launch_options();
+    o->setup.claim_stdin_users(o->choice);
     const text::KernelFile file = o->choice.load_file();
     const bool pipeline = o->pipeline.wanted(o->choice, file);
     std::vector<std::string> devices;
@@ -212,9 +213,9 @@ Runner add_diff(CLI::App& app) {
           rt::HostBuffer verdicts(ir::ScalarType::U8, res->verdicts.size());
           for (size_t e = 0; e < res->verdicts.size(); ++e)
             verdicts.set_bits(e, static_cast<uint64_t>(res->verdicts[e]));
-          staged.emplace_back(files.reference, npy_bytes(res->reference));
-          staged.emplace_back(files.device, npy_bytes(res->device));
-          staged.emplace_back(files.verdict, npy_bytes(verdicts));
+          staged.emplace_back(files.reference, io::npy_bytes(res->reference));
+          staged.emplace_back(files.device, io::npy_bytes(res->device));
+          staged.emplace_back(files.verdict, io::npy_bytes(verdicts));
         }
         for (auto& f : staged)
           f.commit();

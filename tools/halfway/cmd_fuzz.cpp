@@ -156,7 +156,8 @@ Runner add_fuzz(CLI::App& app) {
               << r.comparisons << " comparisons in " << r.seconds << " s ("
               << (r.seconds > 0 ? static_cast<double>(r.kernels) / r.seconds : 0.0)
               << " kernels/s); " << r.inconclusive << " inconclusive, " << r.unsupported
-              << " unsupported by a device\n"
+              << " unsupported by a device; " << r.undecided_comparisons
+              << " with undecided elements (" << r.undecided_elements << ")\n"
               << summary.str();
     if (!o->out.empty())
       write_file_atomically(o->out + "/findings.txt", findings_txt);

@@ -2,8 +2,8 @@
 // the report has them) of the document `halfway diff --json` printed, as one self-contained SVG.
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "halfway/io/read.hpp"
 #include "halfway/ir/error.hpp"
-#include "npy.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -292,7 +292,7 @@ Runner add_plot(CLI::App& app) {
   return [o] {
     // The output is checked before the (possibly long) read, so a typo costs nothing.
     check_output_path(o->output, "--output");
-    const std::vector<BufferPlot> plots = Reader(o->input).read(read_whole_file(o->input));
+    const std::vector<BufferPlot> plots = Reader(o->input).read(io::read_file(o->input));
     write_file_atomically(o->output, svg(plots));
     return 0;
   };

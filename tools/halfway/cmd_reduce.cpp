@@ -12,6 +12,7 @@
 #include "halfway/policy/policy.hpp"
 #include "launch_setup.hpp"
 
+#include <array>
 #include <iostream>
 #include <iterator>
 #include <sstream>
@@ -68,10 +69,10 @@ Runner add_reduce(CLI::App& app) {
   sub->add_option("--out,-o", o->out,
                   "Write the reduced kernel here (stdout then gets the command)")
       ->type_name("MIN.hk");
-  o->grid_option =
-      sub->add_option("--grid", o->grid,
-                      "Lanes along x (a multiple of the workgroup size); default: from the file's "
-                      "`// halfway diff` comment");
+  o->grid_option = sub->add_option(
+      "--grid", o->grid,
+      "Lanes: X, XxY or XxYxZ (multiples of the workgroup size); default: from the file's "
+      "`// halfway diff` comment");
   o->inputs_option =
       sub->add_option("--inputs", o->inputs, "Input generator: random, ties, edges, zeros, iota")
           ->capture_default_str();
@@ -88,8 +89,8 @@ Runner add_reduce(CLI::App& app) {
     kernelgen::RunSetup setup;
     // Options the command line leaves out come from the file's `// halfway diff` comment.
     const text::KernelFile file = o->choice.load_file();
-    bool header_single = false;
-    std::string header_reason;
+    bool header_single = false, header_relaxed = false;
+    std::string header_reason, relaxed_reason;
     for (const auto& [option, value] : header_options(file.text())) {
       if (option == "--grid" && !o->grid_option->count())
         o->grid = value;
@@ -102,6 +103,10 @@ Runner add_reduce(CLI::App& app) {
       if (option == "--accept-single-rounding" && value.size() > 1 && value[0] == '=') {
         header_single = true;
         header_reason = value.substr(value.find(':') + 1);
+      }
+      if (option == "--accept-relaxed-accumulation" && value.size() > 1 && value[0] == '=') {
+        header_relaxed = true;
+        relaxed_reason = value.substr(value.find(':') + 1);
       }
     }
     if (file.kernels().size() > 1 && o->choice.kernel.empty()) {
@@ -116,16 +121,38 @@ Runner add_reduce(CLI::App& app) {
     if (header_single && !policy::global_registry().accept_single_rounding(
                              policy::Scope::kernel(kernel.name()), header_reason))
       throw Error(ErrorKind::Usage, "the file's single-rounding opt-in was refused", ctx);
+    if (header_relaxed && !policy::global_registry().accept_relaxed_accumulation(
+                              policy::Scope::kernel(kernel.name()), relaxed_reason))
+      throw Error(ErrorKind::Usage, "the file's relaxed-accumulation opt-in was refused", ctx);
     if (o->grid.empty())
       throw Error(ErrorKind::Usage,
                   "no grid: give --grid LANES (or a file with a `// halfway diff` comment)", ctx);
-    const uint64_t lanes = parse_count(o->grid, "--grid");
-    if (lanes == 0 || lanes > 0xffffffffu || lanes % kernel->workgroup[0] != 0)
-      throw Error(ErrorKind::Usage,
-                  "--grid " + o->grid + ": give a positive multiple of the workgroup size " +
-                      std::to_string(kernel->workgroup[0]) + " below 2^32",
-                  ctx);
-    setup.lanes = static_cast<uint32_t>(lanes);
+    // X, XxY or XxYxZ lanes, each a positive multiple of the workgroup's extent (the reducer
+    // shrinks x; y and z stay).
+    std::array<uint32_t, 3> lanes3{1, 1, 1};
+    {
+      std::vector<std::string> parts;
+      std::stringstream in(o->grid);
+      for (std::string part; std::getline(in, part, 'x');)
+        parts.push_back(part);
+      if (parts.empty() || parts.size() > 3)
+        throw Error(ErrorKind::Usage,
+                    "--grid " + escape_for_terminal(o->grid) + ": write X, XxY or XxYxZ", ctx);
+      for (size_t d = 0; d < parts.size(); ++d) {
+        const uint64_t n = parse_count(parts[d], "--grid");
+        if (n == 0 || n > 0xffffffffu || n % kernel->workgroup[d] != 0)
+          throw Error(ErrorKind::Usage,
+                      "--grid " + escape_for_terminal(o->grid) +
+                          ": give a positive multiple of the workgroup size " +
+                          std::to_string(kernel->workgroup[d]) + " below 2^32" +
+                          (d ? std::string(" along ") + "xyz"[d] : std::string()),
+                      ctx);
+        lanes3[d] = static_cast<uint32_t>(n);
+      }
+    }
+    setup.lanes = lanes3[0];
+    setup.lanes_y = lanes3[1];
+    setup.lanes_z = lanes3[2];
     auto kind = diff::inputs::parse_kind(o->inputs);
     if (!kind)
       throw Error(ErrorKind::Usage,
@@ -136,6 +163,8 @@ Runner add_reduce(CLI::App& app) {
     setup.input_seed = parse_count(o->seed, "--seed");
     setup.exact_models = o->exact_models;
     setup.single_rounding = policy::budget(kernel.name()).holds(policy::OptIn::SingleRounding);
+    setup.relaxed_accumulation =
+        policy::budget(kernel.name()).holds(policy::OptIn::RelaxedAccumulation);
     // Candidates may loop for ever (a loop whose exit was deleted): they need a deadline.
     setup.timeout = std::chrono::seconds(10);
     if (o->timeout_option->count())
@@ -163,7 +192,10 @@ Runner add_reduce(CLI::App& app) {
       throw_if_interrupted(kernel.name());
       kernelgen::RunSetup s = setup;
       s.lanes = n;
-      return kernelgen::check(k.kernel(), *device, o->device, s, registry).outcome == first.outcome;
+      // The same failure: an error (or another cause) never stands in for the mismatch.
+      const kernelgen::Check c = kernelgen::check(k.kernel(), *device, o->device, s, registry);
+      return c.outcome == first.outcome &&
+             (c.outcome != kernelgen::Outcome::Unexplained || c.cause == first.cause);
     };
     kernelgen::Reduced r = kernelgen::reduce(kernel.kernel(), setup.lanes, still_fails, ro);
     kernelgen::RunSetup final_setup = setup;

@@ -2,13 +2,14 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "halfway/diff/compare.hpp"
+#include "halfway/io/npy.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
 #include "launch_setup.hpp"
-#include "npy.hpp"
 #include "pipeline_cli.hpp"
 
 #include <iostream>
+#include <spdlog/spdlog.h>
 #include <sstream>
 
 namespace halfway::cli {
@@ -34,7 +35,9 @@ Runner add_run(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--dump", o->dumps,
                   "B=PATH: write buffer B to PATH (.npy or raw) after a successful launch; the "
-                  "file is replaced atomically and only a regular file is written");
+                  "file is replaced atomically and only a regular file is written. The .npy keeps "
+                  "the buffer's shape (its input .npy's, or a generator's AxB). PATH - writes the "
+                  ".npy to standard output, which then carries nothing else (one dump only)");
   sub->add_flag("--json", o->json,
                 "Print one JSON document: {\"command\", \"results\", \"error\"}");
   sub->add_option("--show", o->show, "Elements of each output buffer to print")
@@ -42,14 +45,22 @@ Runner add_run(CLI::App& app) {
   o->pipeline.add_option(*sub);
   return [o] {
     const size_t show = parse_count(o->show, "--show");
+    o->setup.claim_stdin_users(o->choice);
     const text::KernelFile file = o->choice.load_file();
     if (o->pipeline.wanted(o->choice, file))
       return run_pipeline(file, o->pipeline.name, o->device, o->setup, show, o->json);
     auto kernel = o->choice.load(file);
     // Validate everything before running, so a typo never costs a long run.
     auto dumps = parse_dumps(kernel.kernel(), o->dumps);
+    const bool npy_to_stdout = dumps.size() == 1 && dumps[0].to_stdout();
+    if (npy_to_stdout && o->json)
+      throw Error(ErrorKind::Usage,
+                  "--dump " + escape_for_terminal(dumps[0].buffer) +
+                      "=- writes the .npy file to standard output, where --json's "
+                      "document would go; give a file name or leave out --json");
     auto options = o->setup.launch_options();
-    auto inputs = o->setup.make(kernel.kernel());
+    BufferShapes shapes;
+    auto inputs = o->setup.make(kernel.kernel(), &shapes);
     auto device = rt::make_device(o->device);
     check_grid(kernel.kernel(), inputs.grid, device->info());
     if (progress_enabled())
@@ -67,8 +78,27 @@ Runner add_run(CLI::App& app) {
     // Every dump is written to its temporary file first, and renamed only once all were written:
     // a failure leaves none of them changed.
     std::vector<StagedFile> staged;
-    for (const auto& d : dumps)
-      staged.emplace_back(d.path, buffer_bytes(d.path, inputs.buffers[d.slot]));
+    for (const auto& d : dumps) {
+      const rt::HostBuffer& b = inputs.buffers[d.slot];
+      if (d.to_stdout() || io::is_npy_path(d.path)) {
+        const std::string hint = io::npy_view_hint(b.type());
+        if (!hint.empty())
+          spdlog::info("--dump {}: {} is written as '{}', which numpy.load reads as raw bytes; "
+                       "{} gives the {} values",
+                       escape_for_terminal(d.buffer), ir::name(b.type()), io::npy_descr(b.type()),
+                       hint, ir::name(b.type()));
+      }
+      if (d.to_stdout()) {
+        const std::string bytes = io::npy_bytes(b, shapes[d.slot]);
+        std::cout.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        std::cout.flush();
+        if (!std::cout)
+          throw Error(ErrorKind::Io, "--dump " + escape_for_terminal(d.buffer) +
+                                         "=-: cannot write the .npy file to standard output");
+        return 0; // stdout carries the .npy file alone
+      }
+      staged.emplace_back(d.path, io::file_bytes(d.path, b, shapes[d.slot]));
+    }
     for (auto& f : staged)
       f.commit();
 

@@ -8,6 +8,7 @@ namespace halfway::cli {
 
 using Runner = std::function<int()>;
 
+Runner add_bench(CLI::App& app);
 Runner add_completion(CLI::App& app);
 Runner add_demo(CLI::App& app);
 Runner add_devices(CLI::App& app);

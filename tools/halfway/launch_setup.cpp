@@ -2,6 +2,8 @@
 
 #include "cli_util.hpp"
 #include "halfway/diff/compare.hpp"
+#include "halfway/io/npy.hpp"
+#include "halfway/io/read.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/format.hpp"
@@ -11,7 +13,6 @@
 #include "halfway/policy/policy.hpp"
 #include "halfway/text/kernel_file.hpp"
 #include "halfway/text/parse.hpp"
-#include "npy.hpp"
 
 #include <algorithm>
 #include <array>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 namespace halfway::cli {
@@ -102,12 +104,7 @@ uint64_t scalar_bits(const ir::Kernel& k, const ir::Param& p, const std::string&
     uint64_t bits = 0;
     if (ir::exact_bits(p.type, v, bits))
       return bits;
-    const uint64_t max_bits = num::from_double(fmt, DBL_MAX, num::Rounding::TowardZero);
-    if (std::fabs(v) > ir::widen_to_double(p.type, max_bits))
-      return wrong("out of range for " + tname + " (the largest finite value is " +
-                   diff::value_text(p.type, max_bits) + ")");
-    return wrong("not exactly representable in " + tname + "; the nearest value is " +
-                 diff::value_text(p.type, num::from_double(fmt, v)));
+    return wrong(diff::inexact_reason(p.type, v));
   }
   if (p.type == ir::ScalarType::Bool) {
     if (text == "true" || text == "1")
@@ -146,7 +143,67 @@ std::string single_quoted(const std::string& s) {
   return "'" + escape_for_terminal(s) + "'";
 }
 
+// A generator's size after the colon: "N" elements, or a shape "AxB[xC...]" whose product is the
+// element count and which a dump of the buffer keeps.
+std::vector<uint64_t> parse_shape(const std::string& kernel, const std::string& text,
+                                  const std::string& option) {
+  if (text.find('x') == std::string::npos)
+    return {parse_count(text, option)};
+  std::vector<uint64_t> dims;
+  uint64_t product = 1;
+  for (size_t start = 0;;) {
+    size_t end = text.find('x', start);
+    std::string part = text.substr(start, end == std::string::npos ? end : end - start);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
+      usage(kernel, option + escape_for_terminal(text) +
+                        ": expected N or a shape AxB[xC...], each a decimal integer");
+    dims.push_back(parse_count(part, option));
+    auto p = checked_mul(product, dims.back());
+    if (!p)
+      usage(kernel, option + escape_for_terminal(text) + ": more than 2^64 elements");
+    product = *p;
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  return dims;
+}
+
+// A .npy file's buffer for parameter `p`: its errors name the kernel and the buffer besides the
+// file, and how a dtype NumPy lacks was read (ml_dtypes' '<V2', a '>' file) is said on stderr.
+io::Array load_buffer_file(const ir::Kernel& k, const ir::Param& p, const std::string& file) {
+  try {
+    io::Array a;
+    if (file == "-") {
+      const uint64_t memory = physical_memory_bytes();
+      a = io::parse_npy(io::read_stream(STDIN_FILENO, "<stdin>", ".npy data",
+                                        memory ? memory : ~uint64_t{0}, "this machine's memory",
+                                        [] { throw_if_interrupted(""); }),
+                        p.type, "<stdin>");
+    } else {
+      a = io::load(file, p.type);
+    }
+    if (!a.note.empty())
+      spdlog::info("{} (buffer {}): {}", escape_for_terminal(file == "-" ? "<stdin>" : file),
+                   escape_for_terminal(p.name), a.note);
+    return a;
+  } catch (const Error& e) {
+    ErrorContext c = e.context();
+    c.kernel = k.name;
+    c.buffer = p.name;
+    throw Error(e.kind(), e.message(), c);
+  }
+}
+
 } // namespace
+
+void claim_stdin(const std::string& what) {
+  static std::string claimed;
+  if (!claimed.empty() && claimed != what)
+    usage("", what + ": standard input is already read as " + claimed +
+                  "; only one input of a command can come from standard input");
+  claimed = what;
+}
 
 void OptInFlags::add_options(CLI::App& sub) {
   sub.add_option("--accept-single-rounding", single,
@@ -214,34 +271,10 @@ namespace {
 // `-` as the kernel file: the text comes from standard input (a pipe or a redirection), with the
 // same 16 MiB cap as a file, read in chunks so that an endless pipe is refused rather than held.
 text::KernelFile read_stdin_kernel_file() {
-  ErrorContext c;
-  c.file = "<stdin>";
-  std::string text;
-  constexpr size_t kChunk = size_t{1} << 20;
-  while (true) {
-    const size_t have = text.size();
-    text.resize(have + kChunk);
-    const ssize_t n = ::read(STDIN_FILENO, text.data() + have, kChunk);
-    const int read_errno = errno;
-    text.resize(have + static_cast<size_t>(std::max<ssize_t>(n, 0)));
-    if (n < 0 && read_errno == EINTR) {
-      throw_if_interrupted(""); // Ctrl-C while waiting for input; other signals: read on
-      continue;
-    }
-    if (n < 0)
-      throw Error(ErrorKind::Io,
-                  std::string("cannot read kernel text from standard input: ") +
-                      std::strerror(read_errno),
-                  c);
-    if (n == 0)
-      break;
-    if (text.size() > text::kMaxTextBytes)
-      throw Error(ErrorKind::Usage,
-                  "cannot read kernel text from standard input: it is over " +
-                      std::to_string(text::kMaxTextBytes) +
-                      " bytes, the limit (16 MiB) on kernel text",
-                  c);
-  }
+  claim_stdin("the kernel file -");
+  // Ctrl-C while waiting for input ends the command; other signals: read on.
+  std::string text = io::read_stream(STDIN_FILENO, "<stdin>", "kernel text", text::kMaxTextBytes,
+                                     "16 MiB", [] { throw_if_interrupted(""); });
   return text::KernelFile(std::move(text), "<stdin>");
 }
 
@@ -322,7 +355,8 @@ void LaunchSetup::add_options(CLI::App& sub) {
                       ->type_name("N");
   sub.add_option("--buffer,-b", buffers,
                  "NAME=SPEC: SPEC is random[:N], zeros[:N], iota[:N] or a file (.npy or raw "
-                 "little-endian); N defaults to the grid's lanes");
+                 "little-endian; - reads a .npy file from standard input); N defaults to the "
+                 "grid's lanes, and a shape AxB[xC...] gives its product, kept by --dump");
   sub.add_option("--arg,-a", args,
                  "NAME=VALUE for a scalar parameter; a float value must be exactly a value of "
                  "the parameter's type (as constants in .hk files)");
@@ -348,7 +382,17 @@ void LaunchSetup::add_options(CLI::App& sub) {
           ->type_name("SECONDS");
 }
 
-diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
+void LaunchSetup::claim_stdin_users(const KernelChoice& choice) const {
+  if (choice.file == "-")
+    claim_stdin("the kernel file -");
+  for (const auto& b : buffers) {
+    auto eq = b.find('=');
+    if (eq != std::string::npos && b.substr(eq + 1) == "-")
+      claim_stdin("--buffer " + escape_for_terminal(b.substr(0, eq)) + "=-");
+  }
+}
+
+diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k, BufferShapes* shapes) const {
   namespace in = diff::inputs;
   const bool has_grid = grid_option && grid_option->count() > 0;
   const bool has_groups = groups_option && groups_option->count() > 0;
@@ -456,6 +500,7 @@ diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
     std::string gen; // random, zeros, iota, or empty for a file
     uint64_t count;
     std::string file;
+    std::vector<uint64_t> shape; // given as AxB...: kept by dumps
   };
   std::vector<Override> overrides;
   std::set<std::string> seen;
@@ -467,23 +512,34 @@ diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
       usage(k.name, "--buffer " + name + ": " + name + " is a scalar; use --arg");
     if (!seen.insert(name).second)
       usage(k.name, "--buffer " + name + " is given twice; give each buffer once");
-    Override o{pi, "", lanes, ""};
+    Override o{pi, "", lanes, "", {}};
     std::string word = spec.substr(0, spec.find(':'));
     if (word == "random" || word == "zeros" || word == "iota") {
       o.gen = word;
-      if (word.size() < spec.size())
-        o.count = parse_count(spec.substr(word.size() + 1), "--buffer " + name + "=" + word + ":");
+      if (word.size() < spec.size()) {
+        o.shape = parse_shape(k.name, spec.substr(word.size() + 1),
+                              "--buffer " + name + "=" + word + ":");
+        o.count = 1;
+        for (uint64_t d : o.shape)
+          o.count *= d; // parse_shape checked the product
+        if (o.shape.size() == 1)
+          o.shape.clear();
+      }
       uint64_t ignored = 0;
       check_bytes("--buffer " + name + "=" + escape_for_terminal(spec), o.count, p.type, ignored);
     } else {
       if (spec.empty())
         usage(k.name, "--buffer " + name + "=: no file or generator");
+      if (spec == "-")
+        claim_stdin("--buffer " + escape_for_terminal(name) + "=-");
       o.file = spec;
     }
     overrides.push_back(std::move(o));
   }
 
   in::KernelInputs result = in::make_inputs(k, lanes, *kind, seed_value, scalars);
+  if (shapes)
+    shapes->assign(result.buffers.size(), {});
   if (has_grid || has_groups)
     result.grid = rt::Grid::for_lanes(k, lanes3);
   if (sweep) {
@@ -500,8 +556,13 @@ diff::inputs::KernelInputs LaunchSetup::make(const ir::Kernel& k) const {
     for (uint32_t i = 0; i < o.param; ++i)
       slot += k.params[i].is_buffer();
     rt::HostBuffer& target = result.buffers[slot];
+    if (shapes)
+      (*shapes)[slot] = o.shape;
     if (o.gen.empty()) {
-      target = load_buffer(o.file, p.type);
+      io::Array a = load_buffer_file(k, p, o.file);
+      target = std::move(a.buffer);
+      if (shapes && a.shape.size() != 1)
+        (*shapes)[slot] = std::move(a.shape);
       continue;
     }
     target = rt::HostBuffer(p.type, o.count);
@@ -569,7 +630,18 @@ std::vector<DumpRequest> parse_dumps(const ir::Kernel& k, const std::vector<std:
       usage(k.name, "--dump " + escape_for_terminal(d) + ": no path");
     if (!paths.insert(path).second)
       usage(k.name, "--dump " + escape_for_terminal(d) + ": another --dump writes the same path");
-    check_output_path(path, "--dump " + name);
+    if (path == "-") {
+      if (dumps.size() != 1)
+        usage(k.name, "--dump " + escape_for_terminal(d) + ": standard output can carry one " +
+                          "dumped buffer only, and " + std::to_string(dumps.size()) +
+                          " are dumped; give the others file names");
+      if (isatty(STDOUT_FILENO) == 1)
+        usage(k.name, "--dump " + escape_for_terminal(d) +
+                          ": standard output is a terminal; redirect it to a file or a pipe "
+                          "(the .npy file is binary)");
+    } else {
+      check_output_path(path, "--dump " + name);
+    }
     size_t slot = 0;
     for (uint32_t i = 0; i < p; ++i)
       slot += k.params[i].is_buffer();

@@ -37,6 +37,15 @@ struct KernelChoice {
   ir::VerifiedKernel load(const text::KernelFile& f) const;
 };
 
+// Standard input can feed one input of a command: the kernel file `-` or one `--buffer NAME=-`.
+// Each reader claims it first; a claim by another reader is a Usage error naming both.
+void claim_stdin(const std::string& what);
+
+// The shape of each buffer (in the order of the kernel's buffer parameters), which a dump keeps:
+// the shape of the .npy file it was read from, or the AxB... of a generator (`zeros:4x8`); empty
+// for one dimension.
+using BufferShapes = std::vector<std::vector<uint64_t>>;
+
 // Numbers are taken as text and parsed strictly (cli_util.hpp): a sign, a fraction or a value
 // past 2^64-1 is an error rather than a wrapped or truncated count.
 struct LaunchSetup {
@@ -56,17 +65,24 @@ struct LaunchSetup {
   const CLI::Option* timeout_option = nullptr;
 
   void add_options(CLI::App& sub);
+  // Claims standard input for the kernel file `-` and each `--buffer NAME=-`, so that two of them
+  // are refused before either is read.
+  void claim_stdin_users(const KernelChoice& choice) const;
   // Buffers and arguments for `kernel`, ready to launch. Every count is checked, and buffers
   // that would not fit in this machine's memory are refused before they are allocated.
-  diff::inputs::KernelInputs make(const ir::Kernel& kernel) const;
+  // `shapes`, when given, receives each buffer's shape.
+  diff::inputs::KernelInputs make(const ir::Kernel& kernel, BufferShapes* shapes = nullptr) const;
   // check_bounds, deterministic, threads, the --timeout and the Ctrl-C flag as cancel.
   rt::LaunchOptions launch_options() const;
 };
 
 // One --dump BUFFER=PATH, checked before the launch: the buffer exists, the path can be written.
+// PATH `-` is standard output, allowed when it is the only dump: stdout then carries only the
+// .npy file (never a terminal).
 struct DumpRequest {
   size_t slot; // among the kernel's buffer parameters
   std::string buffer, path;
+  bool to_stdout() const { return path == "-"; }
 };
 std::vector<DumpRequest> parse_dumps(const ir::Kernel& kernel,
                                      const std::vector<std::string>& dumps);

@@ -11,6 +11,8 @@
 #include "lowering.hpp"
 #include "symbol_names.hpp"
 
+#include <bit>
+
 namespace halfway::codegen::detail {
 
 llvm::Value* Lowering::to_bits64(llvm::Value* v, ir::ScalarType t) {
@@ -129,7 +131,77 @@ llvm::Value* Lowering::directed_adjust(llvm::Value* result, llvm::Value* src, ir
 }
 
 // fp8 -> f32 by table: exact, NaNs canonical with their sign, and a gather vectorises.
+namespace {
+
+// fp8 widening by arithmetic, which vectorises (a table lookup is a gather in a vector loop):
+// E5M2 is the top byte of an f16; E4M3's exponent and mantissa, shifted into an f16's, give the
+// value scaled by 2^-8 (bias 7 against 15; E4M3 subnormals land on f16 values, normal or
+// subnormal, exactly), and the f16 -> f32 widening and the product by 2^8 are exact. Codes above
+// `nan_above` (magnitude bits) are NaNs, which take the table's NaN for their sign.
+struct Fp8Arith {
+  unsigned shift = 8;       // magnitude bits to f16 bits
+  float scale = 1.0f;       // f16 value to the fp8 value
+  uint32_t nan_above = 0;   // (code & 0x7f) > nan_above: NaN
+  uint32_t nan[2] = {0, 0}; // the table's NaN bits, sign clear and set
+  bool valid = false;
+};
+
+uint32_t table_f32(ir::ScalarType t, uint8_t code) {
+  return t == ir::ScalarType::E4M3 ? num::e4m3_to_f32(code) : num::e5m2_to_f32(code);
+}
+
+// The formula, checked against the table for all 256 codes when first used: it is used only if
+// it gives the table's bits for every one.
+Fp8Arith fp8_arith(ir::ScalarType t) {
+  Fp8Arith a;
+  if (t == ir::ScalarType::E4M3) {
+    a.shift = 7;
+    a.scale = 256.0f;
+    a.nan_above = 0x7e;
+  } else {
+    a.nan_above = 0x7c;
+  }
+  a.nan[0] = table_f32(t, 0x7f);
+  a.nan[1] = table_f32(t, 0xff);
+  for (uint32_t code = 0; code < 256; ++code) {
+    const uint32_t mag = code & 0x7f, sign = code >> 7;
+    uint32_t got = a.nan[sign];
+    if (mag <= a.nan_above) {
+      const auto h = static_cast<uint16_t>((sign << 15) | (mag << a.shift));
+      got = std::bit_cast<uint32_t>(std::bit_cast<float>(num::f16_to_f32(h)) * a.scale);
+    }
+    if (got != table_f32(t, static_cast<uint8_t>(code)))
+      return a;
+  }
+  a.valid = true;
+  return a;
+}
+
+} // namespace
+
 llvm::Value* Lowering::fp8_to_f32(llvm::Value* bits, ir::ScalarType t) {
+  static const Fp8Arith e4m3 = fp8_arith(ir::ScalarType::E4M3);
+  static const Fp8Arith e5m2 = fp8_arith(ir::ScalarType::E5M2);
+  const Fp8Arith& a = t == ir::ScalarType::E4M3 ? e4m3 : e5m2;
+  if (a.valid) {
+    // LLVM's cost model widens the f16 -> f32 conversion 4 wide: the lane loop gets the f16 hint.
+    part_narrows_f16_ = true;
+    llvm::Value* code = b_.CreateZExt(bits, b_.getInt16Ty());
+    llvm::Value* mag = b_.CreateAnd(code, b_.getInt16(0x7f));
+    llvm::Value* sign = b_.CreateAnd(code, b_.getInt16(0x80));
+    llvm::Value* h = b_.CreateOr(b_.CreateShl(sign, 8), b_.CreateShl(mag, a.shift));
+    llvm::Value* f = b_.CreateFPExt(b_.CreateBitCast(h, b_.getHalfTy()), b_.getFloatTy());
+    if (a.scale != 1.0f)
+      f = b_.CreateFMul(f, llvm::ConstantFP::get(b_.getFloatTy(), a.scale));
+    auto f32 = [&](uint32_t v) {
+      return llvm::ConstantFP::get(ctx_,
+                                   llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, v)));
+    };
+    llvm::Value* nan = a.nan[0] == a.nan[1] ? f32(a.nan[0])
+                                            : b_.CreateSelect(b_.CreateICmpNE(sign, b_.getInt16(0)),
+                                                              f32(a.nan[1]), f32(a.nan[0]));
+    return b_.CreateSelect(b_.CreateICmpUGT(mag, b_.getInt16(a.nan_above)), nan, f);
+  }
   std::string name = std::string("halfway.") + std::string(ir::name(t)) + "_to_f32";
   llvm::GlobalVariable* table = m_.getGlobalVariable(name, true);
   if (!table) {

@@ -82,8 +82,12 @@ llvm::Value* Lowering::to_compute(llvm::Value* v, ir::ScalarType t) {
 }
 
 llvm::Value* Lowering::from_compute(llvm::Value* f32, ir::ScalarType t) {
-  if (t == ir::ScalarType::F16)
+  if (t == ir::ScalarType::F16) {
+    // f16 arithmetic ends in the same f32 -> f16 rounding as a narrowing conversion, which LLVM's
+    // cost model vectorises only 4 wide: the lane loop gets the same width hint.
+    part_narrows_f16_ = true;
     return b_.CreateFPTrunc(f32, b_.getHalfTy());
+  }
   if (t == ir::ScalarType::BF16)
     return f32_to_bf16_rne(
         b_.CreateSelect(is_nan(f32, ir::ScalarType::F32), quiet_nan(ir::ScalarType::F32), f32));

@@ -68,8 +68,11 @@ void Lowering::emit_lanes(const Part& part, bool last) {
     }
   }
   if (!guard && !flat_) {
-    if (unsigned factor = jam_factor(part); factor > 1) {
-      emit_lanes_jammed(part, factor);
+    if (JamPlan jam = plan_jam(part); jam.factor > 1) {
+      if (jam.lockstep)
+        emit_lanes_lockstep(part, jam);
+      else
+        emit_lanes_jammed(part, jam);
       in_lanes_ = false;
       lane_done_ = nullptr;
       return;
@@ -135,24 +138,30 @@ void Lowering::emit_lanes(const Part& part, bool last) {
     emit_escape_dispatch();
 }
 
-// Lanes in step (unroll and jam of the lane loop). A part that is a for loop with the same
-// bounds in every lane, between straight-line statements, the loop's body straight-line code
-// without stores, is a chain of dependent operations per lane (a strict sum: each add waits for
-// the previous one) that LLVM cannot vectorise across the loop, and the out-of-order core
-// overlaps only a few lanes' chains. Running `factor` consecutive lanes' bodies in one loop gives
-// it that many independent chains. Each lane's operations and their order are unchanged; only
-// the interleaving of different lanes' loads with each other moves, and the stores after the
-// loop still run lane by lane. Relaxed accumulations are left alone: the vectoriser already
-// widens their loop, and its shape decides their rounding.
-unsigned Lowering::jam_factor(const Part& part) {
+// Lanes in step (unroll and jam of the lane loop). A part whose work is one for loop, whose body
+// is straight-line code without stores, is a chain of dependent operations per lane (a strict
+// sum: each add waits for the previous one) that LLVM cannot vectorise across the loop, and the
+// out-of-order core overlaps only a few lanes' chains. Running `factor` consecutive lanes' bodies
+// in one loop gives it that many independent chains. Each lane's operations and their order are
+// unchanged; only the interleaving of different lanes' loads with each other moves, and stores
+// run after the loop, lane by lane.
+//
+// The shapes: straight-line statements (no stores), then the loop or an `if` with a uniform
+// condition and no else around it (straight-line statements without stores before and after the
+// loop inside it: the GEMV's `if (row < rows) { for ... }`), then straight-line statements with
+// stores. When the loop's bounds are the same in every lane, the lanes share one loop variable;
+// otherwise (a split-k loop `for j = lid to n step 64`) each lane has its own, the lanes run in
+// step while every lane's condition holds, and then each lane finishes its own iterations alone.
+// Relaxed accumulations are left alone: the vectoriser already widens their loop, and its shape
+// decides their rounding.
+Lowering::JamPlan Lowering::plan_jam(const Part& part) {
+  JamPlan none;
   if (options_.records_errors() || k_.workgroup[1] != 1 || k_.workgroup[2] != 1)
-    return 1;
+    return none;
   unsigned x = k_.workgroup[0];
   unsigned factor = x % 8 == 0 ? 8 : x % 4 == 0 ? 4 : x % 2 == 0 ? 2 : 1;
   if (factor == 1)
-    return 1;
-  const ir::Stmt* loop = nullptr;
-  bool after = false;
+    return none;
   auto local_ok = [&](uint32_t l) {
     return storage_[l] == LocalStorage::Remat || storage_[l] == LocalStorage::LaneScalar ||
            storage_[l] == LocalStorage::PerLane;
@@ -170,118 +179,202 @@ unsigned Lowering::jam_factor(const Part& part) {
       return false;
     }
   };
+  // The one for loop of an if's body, everything else simple and without stores.
+  auto find_loop = [&](const std::vector<ir::Stmt>& stmts) -> const ir::Stmt* {
+    const ir::Stmt* loop = nullptr;
+    for (const ir::Stmt& s : stmts) {
+      if (s.kind == ir::StmtKind::For && !loop)
+        loop = &s;
+      else if (!simple(s, false))
+        return nullptr;
+    }
+    return loop;
+  };
+  JamPlan jam;
+  jam.factor = factor;
+  const ir::Stmt* holder = nullptr;
   for (const ir::Stmt* s : part.stmts) {
-    if (s->kind == ir::StmtKind::For && !loop) {
-      loop = s;
-      after = true;
+    if (!holder && (s->kind == ir::StmtKind::For || s->kind == ir::StmtKind::If)) {
+      holder = s;
       continue;
     }
-    if (!simple(*s, after))
-      return 1;
+    if (!simple(*s, holder != nullptr))
+      return none;
   }
-  if (!loop || storage_[loop->local] != LocalStorage::LaneScalar)
-    return 1;
-  // The loop variable is one slot for all lanes in step: nothing else may set it.
+  if (!holder)
+    return none;
+  if (holder->kind == ir::StmtKind::If) {
+    if (!holder->else_body.empty() || !uniform_expr(holder->a, 0))
+      return none;
+    jam.wrapper = holder;
+    jam.loop = find_loop(holder->body);
+  } else {
+    jam.loop = holder;
+  }
+  if (!jam.loop || storage_[jam.loop->local] != LocalStorage::LaneScalar)
+    return none;
+  // The loop variable is set by the loop alone.
+  auto sets_var = [&](const ir::Stmt& s) { return &s != jam.loop && s.local == jam.loop->local; };
   for (const ir::Stmt* s : part.stmts)
-    if (s != loop && s->local == loop->local)
-      return 1;
-  for (const ir::Stmt& s : loop->body)
-    if (!simple(s, false) || s.local == loop->local)
-      return 1;
-  // The bounds: the same in every lane.
-  auto uniform = [&](auto& self, ir::ExprId id, int depth) -> bool {
-    if (depth > 32)
-      return false;
-    const ir::Expr& e = k_.expr(id);
-    switch (e.op) {
-    case ir::Op::Const:
-    case ir::Op::ParamGet:
-    case ir::Op::GroupId:
-    case ir::Op::GroupSize:
-    case ir::Op::NumGroups:
-    case ir::Op::BufferLen:
-      return true;
-    case ir::Op::LocalGet:
-      if (storage_[e.ref] == LocalStorage::Workgroup)
-        return true;
-      return storage_[e.ref] == LocalStorage::Remat && self(self, remat_[e.ref], depth + 1);
-    case ir::Op::Add:
-    case ir::Op::Sub:
-    case ir::Op::Mul:
-    case ir::Op::And:
-    case ir::Op::Or:
-    case ir::Op::Xor:
-    case ir::Op::Min:
-    case ir::Op::Max:
-      return !ir::is_float(e.type) && self(self, e.args[0], depth + 1) &&
-             self(self, e.args[1], depth + 1);
-    case ir::Op::Clamp:
-      return !ir::is_float(e.type) && self(self, e.args[0], depth + 1) &&
-             self(self, e.args[1], depth + 1) && self(self, e.args[2], depth + 1);
-    case ir::Op::GlobalId:
-    case ir::Op::LocalId:
-    case ir::Op::Load:
-    case ir::Op::Convert:
-    case ir::Op::Bitcast:
-    case ir::Op::Pack:
-    case ir::Op::Unpack:
-    case ir::Op::Div:
-    case ir::Op::Rem:
-    case ir::Op::Neg:
-    case ir::Op::Abs:
-    case ir::Op::Fma:
-    case ir::Op::Sqrt:
-    case ir::Op::Rsqrt:
-    case ir::Op::Exp:
-    case ir::Op::Exp2:
-    case ir::Op::Log:
-    case ir::Op::Log2:
-    case ir::Op::Sin:
-    case ir::Op::Cos:
-    case ir::Op::Tan:
-    case ir::Op::Tanh:
-    case ir::Op::Pow:
-    case ir::Op::Erf:
-    case ir::Op::Atan2:
-    case ir::Op::Atan:
-    case ir::Op::Floor:
-    case ir::Op::Ceil:
-    case ir::Op::Fract:
-    case ir::Op::Copysign:
-    case ir::Op::Eq:
-    case ir::Op::Ne:
-    case ir::Op::Lt:
-    case ir::Op::Le:
-    case ir::Op::Gt:
-    case ir::Op::Ge:
-    case ir::Op::Not:
-    case ir::Op::Shl:
-    case ir::Op::Shr:
-    case ir::Op::Select:
-      return false;
+    if (sets_var(*s))
+      return none;
+  if (jam.wrapper)
+    for (const ir::Stmt& s : jam.wrapper->body)
+      if (sets_var(s))
+        return none;
+  bool accumulates = false;
+  for (const ir::Stmt& s : jam.loop->body) {
+    if (s.local == jam.loop->local)
+      return none;
+    if (s.kind == ir::StmtKind::Assign && local_ok(s.local) &&
+        plan_.accumulations.count({s.local, s.a})) {
+      accumulates = true;
+      continue;
     }
-    ir::invalid_op(e.op);
-  };
-  if (!uniform(uniform, loop->a, 0) || !uniform(uniform, loop->b, 0) ||
-      !uniform(uniform, loop->c, 0))
-    return 1;
-  return factor;
+    if (!simple(s, false))
+      return none;
+  }
+  const bool uniform_rest = uniform_expr(jam.loop->b, 0) && uniform_expr(jam.loop->c, 0);
+  jam.shared_var = uniform_expr(jam.loop->a, 0) && uniform_rest;
+  jam.lockstep = uniform_rest && starts_at_lane(jam.loop->a, 0) && x % 16 == 0;
+  // A relaxed accumulation in step: only in lockstep, where lanes are the vectorised dimension
+  // (elsewhere the vectoriser widens the loop itself, and its shape decides the rounding).
+  if (accumulates && !jam.lockstep)
+    return none;
+  return jam;
 }
 
-void Lowering::emit_lanes_jammed(const Part& part, unsigned factor) {
-  const ir::Stmt* loop = nullptr;
-  std::vector<const ir::Stmt*> before, after;
-  for (const ir::Stmt* s : part.stmts) {
-    if (!loop && s->kind == ir::StmtKind::For)
-      loop = s;
-    else
-      (loop ? after : before).push_back(s);
+// local_id(0) or local_id(0) + u with u uniform: the start of a split-k loop, where consecutive
+// lanes start at consecutive values.
+bool Lowering::starts_at_lane(ir::ExprId id, int depth) {
+  if (depth > 32)
+    return false;
+  const ir::Expr& e = k_.expr(id);
+  switch (e.op) {
+  case ir::Op::LocalId:
+    return e.imm == 0;
+  case ir::Op::LocalGet:
+    return storage_[e.ref] == LocalStorage::Remat && starts_at_lane(remat_[e.ref], depth + 1);
+  case ir::Op::Add:
+    return (starts_at_lane(e.args[0], depth + 1) && uniform_expr(e.args[1], depth + 1)) ||
+           (uniform_expr(e.args[0], depth + 1) && starts_at_lane(e.args[1], depth + 1));
+  default:
+    return false;
   }
-  // Lane k's scalars: their own slots, but one loop variable for all.
+}
+
+// True when the expression has the same value in every lane of a workgroup (and cannot fail).
+bool Lowering::uniform_expr(ir::ExprId id, int depth) {
+  if (depth > 32)
+    return false;
+  const ir::Expr& e = k_.expr(id);
+  switch (e.op) {
+  case ir::Op::Const:
+  case ir::Op::ParamGet:
+  case ir::Op::GroupId:
+  case ir::Op::GroupSize:
+  case ir::Op::NumGroups:
+  case ir::Op::BufferLen:
+    return true;
+  case ir::Op::LocalGet:
+    if (storage_[e.ref] == LocalStorage::Workgroup)
+      return true;
+    return storage_[e.ref] == LocalStorage::Remat && uniform_expr(remat_[e.ref], depth + 1);
+  case ir::Op::Add:
+  case ir::Op::Sub:
+  case ir::Op::Mul:
+  case ir::Op::And:
+  case ir::Op::Or:
+  case ir::Op::Xor:
+  case ir::Op::Min:
+  case ir::Op::Max:
+  case ir::Op::Eq:
+  case ir::Op::Ne:
+  case ir::Op::Lt:
+  case ir::Op::Le:
+  case ir::Op::Gt:
+  case ir::Op::Ge:
+    return !ir::is_float(k_.expr(e.args[0]).type) && uniform_expr(e.args[0], depth + 1) &&
+           uniform_expr(e.args[1], depth + 1);
+  case ir::Op::Clamp:
+    return !ir::is_float(e.type) && uniform_expr(e.args[0], depth + 1) &&
+           uniform_expr(e.args[1], depth + 1) && uniform_expr(e.args[2], depth + 1);
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+  case ir::Op::Load:
+  case ir::Op::Convert:
+  case ir::Op::Bitcast:
+  case ir::Op::Pack:
+  case ir::Op::Unpack:
+  case ir::Op::Div:
+  case ir::Op::Rem:
+  case ir::Op::Neg:
+  case ir::Op::Abs:
+  case ir::Op::Fma:
+  case ir::Op::Sqrt:
+  case ir::Op::Rsqrt:
+  case ir::Op::Exp:
+  case ir::Op::Exp2:
+  case ir::Op::Log:
+  case ir::Op::Log2:
+  case ir::Op::Sin:
+  case ir::Op::Cos:
+  case ir::Op::Tan:
+  case ir::Op::Tanh:
+  case ir::Op::Pow:
+  case ir::Op::Erf:
+  case ir::Op::Atan2:
+  case ir::Op::Atan:
+  case ir::Op::Floor:
+  case ir::Op::Ceil:
+  case ir::Op::Fract:
+  case ir::Op::Copysign:
+  case ir::Op::Not:
+  case ir::Op::Shl:
+  case ir::Op::Shr:
+  case ir::Op::Select:
+    return false;
+  }
+  ir::invalid_op(e.op);
+}
+
+// The statements of a jammed part around its loop: before and after the loop (or its if), and
+// inside the if, before and after the loop.
+Lowering::JamStatements Lowering::jam_statements(const Part& part, const JamPlan& jam) {
+  JamStatements out;
+  const ir::Stmt* holder = jam.wrapper ? jam.wrapper : jam.loop;
+  bool seen = false;
+  for (const ir::Stmt* s : part.stmts) {
+    if (s == holder)
+      seen = true;
+    else
+      (seen ? out.after : out.before).push_back(s);
+  }
+  if (jam.wrapper) {
+    seen = false;
+    for (const ir::Stmt& s : jam.wrapper->body) {
+      if (&s == jam.loop)
+        seen = true;
+      else
+        (seen ? out.inner_after : out.inner_before).push_back(&s);
+    }
+  }
+  return out;
+}
+
+void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
+  const unsigned factor = jam.factor;
+  const ir::Stmt* loop = jam.loop;
+  // Named references, not a structured binding: lambdas below capture them (clang 14 cannot
+  // capture bindings).
+  const JamStatements stmts = jam_statements(part, jam);
+  const auto &before = stmts.before, &after = stmts.after;
+  const auto &inner_before = stmts.inner_before, &inner_after = stmts.inner_after;
+  // Lane k's scalars: their own slots; one loop variable for all when the bounds are uniform.
   std::vector<std::vector<llvm::Value*>> slots(factor, local_slot_);
   for (unsigned k = 1; k < factor; ++k)
     for (uint32_t l = 0; l < k_.locals.size(); ++l)
-      if (storage_[l] == LocalStorage::LaneScalar && l != loop->local)
+      if (storage_[l] == LocalStorage::LaneScalar && (l != loop->local || !jam.shared_var))
         slots[k][l] = entry_alloca(value_type(k_.locals[l].type), k_.locals[l].name.c_str());
   std::vector<llvm::Value*> saved = local_slot_;
 
@@ -299,28 +392,52 @@ void Lowering::emit_lanes_jammed(const Part& part, unsigned factor) {
     lid_ = {lanes[k], i32(0), i32(0)};
     local_slot_ = slots[k];
   };
+  auto each_lane = [&](const std::vector<const ir::Stmt*>& stmts) {
+    for (unsigned k = 0; k < factor; ++k) {
+      enter(k);
+      for (const ir::Stmt* s : stmts)
+        lane_stmt(*s);
+    }
+  };
   lane_done_ = block("lane.done");
-  for (unsigned k = 0; k < factor; ++k) {
-    enter(k);
-    for (const ir::Stmt* s : before)
-      lane_stmt(*s);
+  each_lane(before);
+  llvm::BasicBlock* join = nullptr;
+  if (jam.wrapper) {
+    // The condition is uniform: lane 0's value is every lane's.
+    enter(0);
+    begin_statement();
+    llvm::BasicBlock* then_bb = block("if.then");
+    join = block("if.end");
+    b_.CreateCondBr(bool_condition(jam.wrapper->a), then_bb, join);
+    b_.SetInsertPoint(then_bb);
+    each_lane(inner_before);
   }
-  enter(0);
   ir::ScalarType t = k_.locals[loop->local].type;
   llvm::Type* ty = value_type(t);
-  begin_statement();
-  store_local(loop->local, expr(loop->a));
+  bool is_signed = ir::info(t).is_signed;
+  const unsigned vars = jam.shared_var ? 1 : factor;
+  for (unsigned k = 0; k < vars; ++k) {
+    enter(k);
+    begin_statement();
+    store_local(loop->local, expr(loop->a));
+  }
   llvm::BasicBlock* for_header = block("for");
   llvm::BasicBlock* body = block("for.body");
   llvm::BasicBlock* step = block("for.step");
   llvm::BasicBlock* exit = block("for.end");
   b_.CreateBr(for_header);
   b_.SetInsertPoint(for_header);
-  begin_statement();
-  llvm::Value* v = b_.CreateLoad(ty, local_ptr(loop->local));
-  llvm::Value* end = expr(loop->b).v;
-  bool is_signed = ir::info(t).is_signed;
-  b_.CreateCondBr(is_signed ? b_.CreateICmpSLT(v, end) : b_.CreateICmpULT(v, end), body, exit);
+  // In step while every lane's loop goes on.
+  llvm::Value* go = nullptr;
+  for (unsigned k = 0; k < vars; ++k) {
+    enter(k);
+    begin_statement();
+    llvm::Value* v = b_.CreateLoad(ty, local_ptr(loop->local));
+    llvm::Value* end = expr(loop->b).v;
+    llvm::Value* c = is_signed ? b_.CreateICmpSLT(v, end) : b_.CreateICmpULT(v, end);
+    go = go ? b_.CreateAnd(go, c) : c;
+  }
+  b_.CreateCondBr(go, body, exit);
   b_.SetInsertPoint(body);
   for (unsigned k = 0; k < factor; ++k) {
     enter(k);
@@ -329,17 +446,26 @@ void Lowering::emit_lanes_jammed(const Part& part, unsigned factor) {
   b_.CreateBr(step);
   b_.SetInsertPoint(step);
   poll_cancel();
-  enter(0);
-  begin_statement();
-  llvm::Value* cur = b_.CreateLoad(ty, local_ptr(loop->local));
-  b_.CreateStore(b_.CreateAdd(cur, expr(loop->c).v), local_ptr(loop->local));
+  for (unsigned k = 0; k < vars; ++k) {
+    enter(k);
+    begin_statement();
+    llvm::Value* cur = b_.CreateLoad(ty, local_ptr(loop->local));
+    b_.CreateStore(b_.CreateAdd(cur, expr(loop->c).v), local_ptr(loop->local));
+  }
   b_.CreateBr(for_header);
   b_.SetInsertPoint(exit);
-  for (unsigned k = 0; k < factor; ++k) {
-    enter(k);
-    for (const ir::Stmt* s : after)
-      lane_stmt(*s);
+  // Lanes with iterations left finish them alone, each in its own order.
+  if (!jam.shared_var)
+    for (unsigned k = 0; k < factor; ++k) {
+      enter(k);
+      lane_for_rest(*loop);
+    }
+  if (jam.wrapper) {
+    each_lane(inner_after);
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
   }
+  each_lane(after);
   b_.CreateBr(lane_done_);
   b_.SetInsertPoint(lane_done_);
   local_slot_ = saved;
@@ -349,6 +475,141 @@ void Lowering::emit_lanes_jammed(const Part& part, unsigned factor) {
   auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, i32(k_.workgroup[0])), header, done);
   br->setMetadata(llvm::LLVMContext::MD_loop, lane_loop_metadata(part));
   b_.SetInsertPoint(done);
+}
+
+// Lanes in lockstep: the split-k shape `for j = lid + u to n step s` (u, n, s uniform) runs as
+// the GPU runs it, one iteration of every lane at a time, with the lanes the inner loop:
+//
+//   for each lane: the statements before the loop (and inside the uniform if, before it)
+//   i = 0; while every lane's j = start + i * s is below n:
+//     for each lane: j = start + i * s; the body      <- the vectoriser widens this lane loop
+//     i = i + 1
+//   for each lane: j = start + i * s; its remaining iterations alone; the statements after
+//
+// Consecutive lanes then read consecutive chunks (row-major weights: an interleaved access the
+// vectoriser turns into wide loads and shuffles), and each lane's operations and their order are
+// its own: j after i steps of s is start + i * s in wrapping arithmetic, the sum of i steps. The
+// part's lane scalars live in per-lane arrays while it runs, since three lane loops share them.
+void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
+  const ir::Stmt* loop = jam.loop;
+  // Named references, not a structured binding: lambdas below capture them (clang 14 cannot
+  // capture bindings).
+  const JamStatements stmts = jam_statements(part, jam);
+  const auto &before = stmts.before, &after = stmts.after;
+  const auto &inner_before = stmts.inner_before, &inner_after = stmts.inner_after;
+  std::vector<llvm::Value*> saved_slots = local_slot_;
+  std::vector<LocalStorage> saved_storage = storage_;
+  for (uint32_t l = 0; l < k_.locals.size(); ++l)
+    if (storage_[l] == LocalStorage::LaneScalar) {
+      storage_[l] = LocalStorage::PerLane;
+      local_slot_[l] = entry_alloca(llvm::ArrayType::get(value_type(k_.locals[l].type), lanes_),
+                                    k_.locals[l].name.c_str());
+    }
+  const unsigned lanes = k_.workgroup[0];
+  // One lane loop over [0, lanes) running `fn` for each lane.
+  auto lane_loop = [&](const auto& fn) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::BasicBlock* header = block("lane.x");
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* x = b_.CreatePHI(b_.getInt32Ty(), 2, "x");
+    x->addIncoming(i32(0), pre);
+    lane_ = x;
+    lid_ = {x, i32(0), i32(0)};
+    fn();
+    llvm::Value* next = b_.CreateAdd(x, i32(1));
+    x->addIncoming(next, b_.GetInsertBlock());
+    llvm::BasicBlock* done = block("lanes.exit");
+    auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, i32(lanes)), header, done);
+    br->setMetadata(llvm::LLVMContext::MD_loop, lane_loop_metadata(part));
+    b_.SetInsertPoint(done);
+  };
+  auto run = [&](const std::vector<const ir::Stmt*>& stmts) {
+    for (const ir::Stmt* s : stmts)
+      lane_stmt(*s);
+  };
+  ir::ScalarType t = k_.locals[loop->local].type;
+  llvm::Type* ty = value_type(t);
+  bool is_signed = ir::info(t).is_signed;
+  // j = start + i * step for the current lane (the bounds are pure: evaluating them again is
+  // evaluating them once).
+  auto var_at = [&](llvm::Value* i) {
+    begin_statement();
+    llvm::Value* j = b_.CreateAdd(expr(loop->a).v, b_.CreateMul(i, expr(loop->c).v));
+    store_local(loop->local, {j, NanState::NoNan});
+    return j;
+  };
+  lane_done_ = block("lane.done"); // unused: the statements here cannot leave the part
+  llvm::Value* cond = nullptr;
+  if (jam.wrapper) {
+    set_uniform_lane();
+    begin_statement();
+    cond = bool_condition(jam.wrapper->a);
+  }
+  lane_loop([&] {
+    run(before);
+    if (cond) {
+      llvm::BasicBlock* then_bb = block("if.then");
+      llvm::BasicBlock* join = block("if.end");
+      b_.CreateCondBr(cond, then_bb, join);
+      b_.SetInsertPoint(then_bb);
+      run(inner_before);
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+    }
+  });
+  llvm::BasicBlock* skip = nullptr;
+  if (cond) {
+    llvm::BasicBlock* then_bb = block("if.then");
+    skip = block("if.end");
+    b_.CreateCondBr(cond, then_bb, skip);
+    b_.SetInsertPoint(then_bb);
+  }
+  llvm::AllocaInst* go = entry_alloca(b_.getInt1Ty(), "lockstep.go");
+  // go = every lane's j at step i is below the end.
+  auto all_go = [&](llvm::Value* i) {
+    b_.CreateStore(b_.getTrue(), go);
+    lane_loop([&] {
+      llvm::Value* j = var_at(i);
+      llvm::Value* end = expr(loop->b).v;
+      llvm::Value* c = is_signed ? b_.CreateICmpSLT(j, end) : b_.CreateICmpULT(j, end);
+      b_.CreateStore(b_.CreateAnd(b_.CreateLoad(b_.getInt1Ty(), go), c), go);
+    });
+  };
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* header = block("lockstep");
+  llvm::BasicBlock* body = block("lockstep.body");
+  llvm::BasicBlock* exit = block("lockstep.end");
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* i = b_.CreatePHI(ty, 2, "i");
+  i->addIncoming(llvm::ConstantInt::get(ty, 0), pre);
+  all_go(i);
+  b_.CreateCondBr(b_.CreateLoad(b_.getInt1Ty(), go), body, exit);
+  b_.SetInsertPoint(body);
+  lane_loop([&] {
+    var_at(i);
+    lane_block(loop->body);
+  });
+  poll_cancel();
+  i->addIncoming(b_.CreateAdd(i, llvm::ConstantInt::get(ty, 1)), b_.GetInsertBlock());
+  auto* back = b_.CreateBr(header);
+  back->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
+  b_.SetInsertPoint(exit);
+  lane_loop([&] {
+    var_at(i);
+    lane_for_rest(*loop);
+    run(inner_after);
+  });
+  if (skip) {
+    b_.CreateBr(skip);
+    b_.SetInsertPoint(skip);
+  }
+  lane_loop([&] { run(after); });
+  lane_done_->eraseFromParent();
+  lane_done_ = nullptr;
+  local_slot_ = saved_slots;
+  storage_ = saved_storage;
 }
 
 // Metadata that keeps LLVM from unrolling a loop of the kernel's structure (the loop over

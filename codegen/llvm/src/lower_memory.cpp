@@ -104,11 +104,29 @@ llvm::Value* Lowering::index64(ir::ExprId index) {
   return is_signed ? b_.CreateSExt(v, b_.getInt64Ty()) : b_.CreateZExt(v, b_.getInt64Ty());
 }
 
-llvm::Value* Lowering::access_index(ir::ExprId index) {
+llvm::Value* Lowering::access_index(ir::ExprId index, bool split_offset) {
   ir::ScalarType t = k_.expr(index).type;
   const auto& info = ir::info(t);
   if (options_.memory != MemoryChecks::Guarded || info.bits > 32)
     return index64(index);
+  // A buffer index `x + c` (c a small constant) is zext(x) + c instead of zext(x + c): then the
+  // accesses x, x + 1, x + 2, ... are visibly adjacent, and the vectoriser loads them as one
+  // interleaved group (the GEMVs' w[base + e]), where zext of each sum hides it. The two differ
+  // only where x + c wraps past 2^32; the offset is then below 2^32 + c elements, inside the
+  // guard (2^32 elements and a page past the data): the access faults and the device reruns the
+  // launch with Explicit code, whose wrapping index is the interpreter's (runtime/cpu).
+  const ir::Expr& e = k_.expr(index);
+  if (split_offset && info.bits == 32 && e.op == ir::Op::Add) {
+    constexpr uint64_t kMaxOffset = 64; // elements: 512 bytes at most, far below a page
+    for (int side = 0; side < 2; ++side) {
+      const ir::Expr& c = k_.expr(e.args[1 - side]);
+      uint64_t offset = c.imm & 0xffffffffu;
+      if (c.op != ir::Op::Const || offset == 0 || offset > kMaxOffset)
+        continue;
+      llvm::Value* x = b_.CreateZExt(expr(e.args[side]).v, b_.getInt64Ty());
+      return b_.CreateAdd(x, i64(offset), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    }
+  }
   llvm::Value* v = expr(index).v;
   if (info.bits < 32)
     v = info.is_signed ? b_.CreateSExt(v, b_.getInt32Ty()) : b_.CreateZExt(v, b_.getInt32Ty());
@@ -213,7 +231,7 @@ Val Lowering::load(const ir::Expr& e, ir::ExprId id) {
     llvm::Value* ptr = array_element_ptr(e.space, e.ref, idx, sign, id, 0, "load from");
     return {b_.CreateLoad(value_type(e.type), ptr)};
   }
-  llvm::Value* idx = access_index(e.args[0]);
+  llvm::Value* idx = access_index(e.args[0], e.space == ir::Space::Buffer);
   llvm::Value* ptr = element_ptr(e.space, e.ref, idx, signed_index(k_, e.args[0]),
                                  wide_index(k_, e.args[0]), id, 0, "load from");
   return {b_.CreateLoad(value_type(e.type), ptr)};
@@ -236,7 +254,7 @@ void Lowering::store(const ir::Stmt& s) {
     b_.CreateStore(v, ptr);
     return;
   }
-  llvm::Value* idx = access_index(s.a);
+  llvm::Value* idx = access_index(s.a, s.space == ir::Space::Buffer);
   llvm::Value* v = canonical(expr(s.b), t);
   llvm::Value* ptr = element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), wide_index(k_, s.a),
                                  ir::kNone, s.line, "store to");
@@ -246,7 +264,7 @@ void Lowering::store(const ir::Stmt& s) {
 void Lowering::atomic(const ir::Stmt& s) {
   ir::ScalarType t = k_.element_type(s.space, s.mem);
   bool is_signed = ir::info(t).is_signed;
-  llvm::Value* idx = access_index(s.a);
+  llvm::Value* idx = access_index(s.a, false);
   llvm::Value* v = expr(s.b).v;
   llvm::Value* cmp = s.c != ir::kNone ? expr(s.c).v : nullptr;
   llvm::Value* ptr = element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), wide_index(k_, s.a),

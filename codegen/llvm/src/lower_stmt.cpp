@@ -135,9 +135,13 @@ void Lowering::lane_while(const ir::Stmt& s) {
 }
 
 void Lowering::lane_for(const ir::Stmt& s) {
+  store_local(s.local, expr(s.a));
+  lane_for_rest(s);
+}
+
+void Lowering::lane_for_rest(const ir::Stmt& s) {
   ir::ScalarType t = k_.locals[s.local].type;
   llvm::Type* ty = value_type(t);
-  store_local(s.local, expr(s.a));
   llvm::BasicBlock* header = block("for");
   llvm::BasicBlock* body = block("for.body");
   llvm::BasicBlock* step = block("for.step");

@@ -42,8 +42,23 @@ private:
                                            llvm::Value* gz0, llvm::BasicBlock* setup);
   void emit_parts(const std::vector<Part>& parts, bool top_level);
   void emit_lanes(const Part& part, bool last);
-  unsigned jam_factor(const Part& part);
-  void emit_lanes_jammed(const Part& part, unsigned factor);
+  // Lanes in step (lower_lanes.cpp): which loop of a Lanes part runs `factor` lanes at once.
+  struct JamPlan {
+    unsigned factor = 1;
+    const ir::Stmt* loop = nullptr;    // the for loop whose iterations run in step
+    const ir::Stmt* wrapper = nullptr; // an if with a uniform condition around it, or null
+    bool shared_var = false;           // bounds equal in every lane: one loop variable for all
+    bool lockstep = false;             // split-k shape: one iteration of every lane at a time
+  };
+  JamPlan plan_jam(const Part& part);
+  struct JamStatements {
+    std::vector<const ir::Stmt*> before, after, inner_before, inner_after;
+  };
+  JamStatements jam_statements(const Part& part, const JamPlan& jam);
+  bool uniform_expr(ir::ExprId id, int depth);
+  bool starts_at_lane(ir::ExprId id, int depth);
+  void emit_lanes_lockstep(const Part& part, const JamPlan& jam);
+  void emit_lanes_jammed(const Part& part, const JamPlan& jam);
   void emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Value* gx0, llvm::Value* gy0,
                         llvm::Value* gz0, llvm::BasicBlock* setup, llvm::BasicBlock* done);
   void emit_uniform_stmt(const Part& part);
@@ -63,6 +78,8 @@ private:
   void lane_if(const ir::Stmt& s);
   void lane_while(const ir::Stmt& s);
   void lane_for(const ir::Stmt& s);
+  // The loop of `s` from the loop variable's current value (lane_for without the initialisation).
+  void lane_for_rest(const ir::Stmt& s);
   void lane_escape(ir::StmtKind kind);
   void store_local(uint32_t local, Val v);
   llvm::Value* local_ptr(uint32_t local);
@@ -129,8 +146,9 @@ private:
   llvm::Value* index64(ir::ExprId index);
   // The offset of an access: index64 under Explicit and None checks; under Guarded a zero-extended
   // 32-bit value for indices of 32 bits or fewer (sub-32-bit signed ones sign-extended to 32
-  // first), so that a negative index lands in the guard too.
-  llvm::Value* access_index(ir::ExprId index);
+  // first), so that a negative index lands in the guard too. `split_offset` (buffer loads and
+  // stores): `x + c` with a small constant c as zext(x) + c.
+  llvm::Value* access_index(ir::ExprId index, bool split_offset);
   // An element of a private array or of a rank-2 or rank-3 shared array: every index is
   // compared with its dimension (constants) in Explicit and Guarded code.
   llvm::Value* array_element_ptr(ir::Space space, uint32_t ref,

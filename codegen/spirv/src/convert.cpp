@@ -7,6 +7,7 @@
 // overflow follows IEEE per rounding mode, E4M3 overflow gives NaN (or +-448 when saturating).
 
 #include "emitter.hpp"
+#include "halfway/codegen/spirv/fault.hpp"
 #include "halfway/numerics/formats.hpp"
 
 #include <bit>
@@ -153,7 +154,11 @@ Val Emitter::convert_float_to_float(ir::ExprId id, const ir::Expr& e, ScalarType
   }
 
   const bool barrier = barriered_.count(id) > 0;
-  const RoundingMode mode = e.rounding;
+  // The test-only fault (fault.hpp) rounds nearest-even narrowings toward zero.
+  const RoundingMode mode = testing::injected_fault() == testing::Fault::NarrowTowardZero &&
+                                    e.rounding == RoundingMode::NearestEven
+                                ? RoundingMode::TowardZero
+                                : e.rounding;
   const bool rne = mode == RoundingMode::NearestEven;
   if (from == ScalarType::F64) {
     uint32_t x = get(arg, Repr::Native);

@@ -1,6 +1,7 @@
 // Expressions: each IR node becomes SPIR-V in some representation (Repr), converted on demand.
 
 #include "emitter.hpp"
+#include "halfway/codegen/spirv/fault.hpp"
 #include "halfway/ir/bits.hpp"
 
 #include <bit>
@@ -171,6 +172,11 @@ Val Emitter::eval_generic(ir::ExprId id, const ir::Expr& e, const SpirvRow& row)
   uint32_t args[3] = {0, 0, 0};
   for (int i = 0; i < e.nargs; ++i)
     args[i] = get(e.args[i], repr);
+  // The test-only faults of fault.hpp.
+  if (e.op == ir::Op::Sub && is_float && testing::injected_fault() == testing::Fault::SwapSub)
+    std::swap(args[0], args[1]);
+  if (e.op == ir::Op::Shr && testing::injected_fault() == testing::Fault::LogicalShiftRight)
+    impl = row.u;
   uint32_t result = 0;
   if ((e.op == ir::Op::Div || e.op == ir::Op::Rem) && ir::is_int(t)) {
     check_arith(id, e, t, args[1]);

@@ -432,16 +432,26 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
     }
     launch_args.reset();
     Outcome again = run(*checked, false);
-    snapshot->restore();
-    fail(again);
-    if (again == Outcome::Failed)
-      throw launch_error(k, *checked, launch_args.error());
-    std::string where = outcome == Outcome::Faulted
-                            ? "an access faulted in the guard of buffer " +
-                                  faulting_buffer(k, args, fault_address.load())
-                            : "a bounds check failed";
-    throw Error(ErrorKind::Internal, where + ", but the checked rerun of the launch did not fail",
-                {.kernel = k.name});
+    // A guard fault whose checked rerun succeeds: guarded code addresses a buffer index `x + c`
+    // as zext(x) + c (codegen/llvm lower_memory.cpp), which lands in the guard where x + c wraps
+    // past 2^32 to a valid index. The rerun computed the interpreter's wrapping index: its
+    // results are the launch's.
+    if (again == Outcome::Ok && outcome == Outcome::Faulted) {
+      spdlog::debug("cpu: kernel '{}': the checked rerun after a guard fault succeeded (a "
+                    "wrapping index); its results stand",
+                    k.name);
+    } else {
+      snapshot->restore();
+      fail(again);
+      if (again == Outcome::Failed)
+        throw launch_error(k, *checked, launch_args.error());
+      std::string where = outcome == Outcome::Faulted
+                              ? "an access faulted in the guard of buffer " +
+                                    faulting_buffer(k, args, fault_address.load())
+                              : "a bounds check failed";
+      throw Error(ErrorKind::Internal, where + ", but the checked rerun of the launch did not fail",
+                  {.kernel = k.name});
+    }
   }
 
   LaunchResult result;

@@ -42,8 +42,10 @@
 #include "halfway/ir/kernel.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/numerics/float_controls.hpp"
+#include "halfway/numerics/formats.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace halfway::diff {
@@ -94,5 +96,12 @@ Bound relaxed_accumulation_bound(const interp::AccumulationRecord& record, ir::S
 // always; RelaxedAccumulation: both finite numbers within the bound, after flushing).
 bool accepts(const Bound& bound, ir::ScalarType type, uint64_t reference, uint64_t device,
              const num::FloatControls& controls);
+
+// For an interval bound (SingleRounding, DevicePrecision): |device - reference| over the distance
+// from the reference to the interval's end on the device's side (NaN ends count as infinities of
+// their sign), after flushing; 0 when they are equal, at most 1 inside the interval. None when
+// either is not a finite number.
+std::optional<double> bound_ratio(const Bound& bound, num::Format f, uint64_t reference,
+                                  uint64_t device, const num::FloatControls& controls);
 
 } // namespace halfway::diff

@@ -37,6 +37,11 @@ std::string format_value(ir::ScalarType type, uint64_t bits);
 // The value alone ("1.5", "nan", "-inf", "-7"), floats with enough digits to be exact-ish (%.9g
 // for f32 and narrower, %.17g for f64).
 std::string value_text(ir::ScalarType type, uint64_t bits);
+// Why the number `v` is not exactly a value of the float type `type`, for messages about a
+// scalar argument (the CLI's --arg, the Python module's scalars): "out of range for f16 (the
+// largest finite value is 65504)" or "not exactly representable in bf16; the nearest value is
+// 0.100097656". For a `v` that ir::exact_bits refuses.
+std::string inexact_reason(ir::ScalarType type, double v);
 // "0x3e00", as wide as the type.
 std::string bits_text(ir::ScalarType type, uint64_t bits);
 

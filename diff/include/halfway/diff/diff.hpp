@@ -35,12 +35,12 @@
 // several parameters stays one buffer in each copy). Output buffers are the write and read_write
 // parameters; the inputs are the read and read_write parameters as given.
 //
-// Cost: two launches, three copies of the buffers, and when single rounding holds one shadow
-// record (about 112 bytes, the four rounding models' results included) per narrowing evaluation
-// plus a word per output element; under relaxed
-// accumulation one accumulation record (about 80 bytes) per lane per store of an accumulation
-// local, and per-lane bookkeeping in the reference run; bounds are computed (with MPFR for
-// single rounding) only for elements that differ.
+// Cost: two launches and three copies of the buffers. When single rounding holds the device runs
+// first and the reference run's shadow records are judged batch by batch as the interpreter
+// makes them (models, and for an element that differs the §4 bound with an error-free exact sum,
+// MPFR only where that cannot decide): nothing per evaluation is kept, only one byte and one
+// float per output element. Under relaxed accumulation one accumulation record (about 80 bytes)
+// per lane per store of an accumulation local, and per-lane bookkeeping in the reference run.
 //
 // Inconclusive comparisons: a comparison that cannot tell a right device from a wrong one never
 // reports OK. An output buffer is inconclusive when it has no elements, when every element of
@@ -52,6 +52,7 @@
 //
 // Errors: a kernel the interpreter rejects (out of bounds, a data race, ...) or a device launch
 // that fails throws the halfway::Error unchanged; a comparison never throws on what it finds.
+// When both fail, the interpreter's error is thrown, whichever ran first.
 
 #include "halfway/diff/report.hpp"
 #include "halfway/ir/verifier.hpp"

@@ -103,9 +103,12 @@ struct Options {
   // not change what the interpreter computes; it only matters when comparing.
   num::FloatControls controls{};
   NarrowingModel narrowing = NarrowingModel::TwoStep;
-  // Record a ShadowRecord for every evaluation of every narrowing site (96 bytes each), and an
+  // Record a ShadowRecord for every evaluation of every narrowing site (112 bytes each), and an
   // AccumulationRecord for every store of an accumulation local (shadow.hpp).
   bool shadow = false;
+  // With shadow: hand the shadow records to this sink batch by batch (shadow.hpp ShadowSink)
+  // instead of gathering them into Stats::shadow. Accumulation records are gathered as usual.
+  ShadowSink* sink = nullptr;
   // The interval shadow (shadow.hpp ValueInterval, specs/device-precision.md): for every element
   // of every written buffer, the interval of the values a device with this math profile could
   // store there (Stats::intervals). Costs 24 bytes per register per lane and per written element.

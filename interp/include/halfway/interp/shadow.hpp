@@ -33,6 +33,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace halfway::interp {
@@ -91,6 +92,20 @@ struct ShadowRecord {
   // The site's result under each rounding model, indexed by RoundingModel: bit patterns of
   // NarrowingSite::to (at most 32 bits wide, the widest narrowing target being f32), not flushed.
   std::array<uint32_t, kRoundingModels> models{};
+};
+
+// Takes the shadow records of a launch while it runs, instead of Stats::shadow (Options::sink):
+// each worker hands over the records of one batch of workgroups once the batch has finished,
+// destinations attached, in the order a deterministic run makes them within the batch. Batches
+// arrive from several worker threads at once and in no fixed order between them, so take() must
+// be thread-safe; the records are only valid during the call. For the differential checker,
+// which judges every element where it is computed rather than keeping a record per evaluation
+// (a launch over 2^24 elements would otherwise gather gigabytes). An exception thrown by take()
+// fails the launch like any other (the buffers are restored).
+class ShadowSink {
+public:
+  virtual ~ShadowSink() = default;
+  virtual void take(std::span<const ShadowRecord> records) = 0;
 };
 
 // Relaxed accumulation (specs/f16-narrowing-barrier.md §5). An accumulation local is a float local

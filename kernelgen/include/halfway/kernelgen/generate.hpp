@@ -10,7 +10,9 @@
 //  - loops run at most kMaxTrip iterations: `for` counts up to a bound below kMaxTrip, `while`
 //    increments its own counter first; neither counter is written elsewhere;
 //  - shared memory is written once per lane (own slot, and commutative atomics) before a barrier
-//    at the top level, in uniform control flow, and only read after it;
+//    at the top level, in uniform control flow, and only read after it; a rank-2 or rank-3 shared
+//    array splits the lane's slot into per-dimension indices;
+//  - private arrays (rank 1 to 3, per lane) are indexed by values reduced modulo each dimension;
 //  - atomics on a buffer all use one commutative operation and never bind the old value, so the
 //    final contents do not depend on the order of lanes; nothing else reads or writes that buffer.
 // Ops and types come from the op table (ir::info) and the type table: an op added to
@@ -36,6 +38,9 @@ struct GenOptions {
   // fraction compared by the rounding models (exact models) instead of the bound.
   uint32_t single_rounding_256 = 48;
   uint32_t exact_models_256 = 128;
+  // Fraction of kernels (in 1/256) that get a loop-carried accumulation stored to an output of
+  // its own, and the relaxed-accumulation opt-in (compared by the §5 bound).
+  uint32_t relaxed_accumulation_256 = 32;
   // Top-level statements before the final stores, and the deepest expression tree.
   uint32_t max_statements = 10;
   uint32_t max_depth = 4;
@@ -45,13 +50,15 @@ struct GenOptions {
 struct Generated {
   ir::Kernel kernel;
   uint64_t seed = 0, index = 0;
-  uint32_t lanes = 0; // the launch's lanes along x (a multiple of the workgroup); buffers hold
-                      // as many elements
+  // The launch's lanes along x, y and z (multiples of the workgroup's); buffers hold one element
+  // per lane of the whole grid, lane (x, y, z) owning element x + X * (y + Y * z).
+  uint32_t lanes = 0, lanes_y = 1, lanes_z = 1;
   diff::inputs::Kind inputs = diff::inputs::Kind::Random;
   uint64_t input_seed = 0;
-  bool exact_only = false;      // only exact and correctly rounded ops
-  bool single_rounding = false; // the kernel holds the single-rounding opt-in
-  bool exact_models = false;    // compared with Options::exact_models
+  bool exact_only = false;           // only exact and correctly rounded ops
+  bool single_rounding = false;      // the kernel holds the single-rounding opt-in
+  bool exact_models = false;         // compared with Options::exact_models
+  bool relaxed_accumulation = false; // the kernel holds the relaxed-accumulation opt-in
 };
 
 // The kernel named "fz_<seed>_<index>", verified by ir::verify before it is returned (a kernel

@@ -1,0 +1,163 @@
+#include "sites.hpp"
+
+#include "halfway/diff/compare.hpp"
+
+#include <cmath>
+
+namespace halfway::diff::detail {
+
+namespace {
+
+// A ratio rounded up into a float, so that the figure is never smaller than the double one.
+float ratio_up(double r) {
+  auto f = static_cast<float>(r);
+  if (static_cast<double>(f) < r)
+    f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  return f;
+}
+
+} // namespace
+
+void SiteJudge::Shown::offer(uint64_t index, const SiteDetail& detail) {
+  if (cap_ == 0 || index > cutoff_.load(std::memory_order_relaxed))
+    return;
+  std::lock_guard lock(mutex_);
+  items_.insert_or_assign(index, detail);
+  if (items_.size() > cap_)
+    items_.erase(std::prev(items_.end()));
+  if (items_.size() == cap_)
+    cutoff_.store(items_.rbegin()->first, std::memory_order_relaxed);
+}
+
+const SiteDetail* SiteJudge::Shown::find(uint64_t index) const {
+  auto it = items_.find(index);
+  return it == items_.end() ? nullptr : &it->second;
+}
+
+SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSite>& sites,
+                     bool single, std::span<const rt::Arg> args, std::span<const rt::Arg> device,
+                     const num::FloatControls& controls, bool exact_models, size_t max_shown)
+    : kernel_(kernel), controls_(controls), exact_models_(exact_models),
+      barrier_(kernel.exprs.size(), nullptr), by_param_(args.size(), nullptr),
+      is_buffer_(args.size(), false),
+      nowhere_(std::make_unique<std::atomic<uint64_t>[]>(kernel.exprs.size())) {
+  bool any = false;
+  if (single)
+    for (const ir::NarrowingSite& s : sites)
+      if (s.needs_barrier()) {
+        barrier_[s.convert] = &s;
+        any = true;
+      }
+  for (size_t p = 0; p < args.size(); ++p) {
+    const ir::Param& param = kernel.params[p];
+    if (!param.is_buffer() || !args[p].buffer)
+      continue;
+    is_buffer_[p] = true;
+    if (!any || param.access == ir::Access::Read || !float_format(param.type))
+      continue;
+    std::unique_ptr<Output>& out = outputs_[args[p].buffer];
+    if (!out) {
+      out = std::make_unique<Output>();
+      out->type = param.type;
+      out->format = *float_format(param.type);
+      out->size = args[p].buffer->size();
+      out->device = device[p].buffer;
+      out->flags.assign(out->size, 0);
+      out->ratio.assign(out->size, std::numeric_limits<float>::quiet_NaN());
+      out->violations = std::make_unique<Shown>(max_shown);
+      out->unexplained = std::make_unique<Shown>(max_shown);
+    }
+    by_param_[p] = out.get();
+  }
+}
+
+void SiteJudge::judge(const interp::ShadowRecord& r, const ir::NarrowingSite& site, Output& out) {
+  const uint64_t i = r.destination->index;
+  uint8_t flags = kSiteStored;
+  // A site of another type (stored through a reinterpretation) bounds nothing: bit for bit.
+  if (site.to == out.type) {
+    flags |= kSiteRecord;
+    const uint64_t d = out.device->get_bits(i), ref = r.result_bits;
+    // Equal patterns are the same result under every rule of compare.hpp: the cheap test first.
+    auto equals_device = [&](uint64_t v) {
+      return v == d || num::same_result(out.format, v, d, controls_);
+    };
+    for (size_t m = 0; m < interp::kRoundingModels; ++m)
+      if (equals_device(r.models[m]))
+        flags |= static_cast<uint8_t>(kSiteModels << m);
+    float ratio = std::numeric_limits<float>::quiet_NaN();
+    if (equals_device(ref)) {
+      flags |= kSiteSame;
+    } else {
+      const Bound bound = single_rounding_bound(kernel_, site, r, ref, controls_);
+      const bool inside = accepts(bound, out.type, ref, d, controls_);
+      const bool explained = flags >= kSiteModels;
+      if (inside)
+        flags |= kSiteInside;
+      if (auto x = bound_ratio(bound, out.format, ref, d, controls_))
+        ratio = ratio_up(*x);
+      if (exact_models_ ? !explained : !inside)
+        out.violations->offer(i, {bound, r.models});
+      if (!explained && inside)
+        out.unexplained->offer(i, {bound, r.models});
+    }
+    // Relaxed: distinct elements never share a byte, and an element two workgroups store is a
+    // race in the kernel itself (either record may win, as either value may).
+    std::atomic_ref<float>(out.ratio[i]).store(ratio, std::memory_order_relaxed);
+  }
+  std::atomic_ref<uint8_t>(out.flags[i]).store(flags, std::memory_order_relaxed);
+}
+
+void SiteJudge::take(std::span<const interp::ShadowRecord> records) {
+  for (const interp::ShadowRecord& r : records) {
+    const ir::NarrowingSite* site = r.site < barrier_.size() ? barrier_[r.site] : nullptr;
+    if (!site)
+      continue;
+    const interp::Destination* d = r.destination ? &*r.destination : nullptr;
+    if (!d || d->space != ir::Space::Buffer || d->memory >= is_buffer_.size() ||
+        !is_buffer_[d->memory]) {
+      nowhere_[r.site].fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    Output* out = by_param_[d->memory];
+    if (out && d->index < out->size)
+      judge(r, *site, *out);
+  }
+}
+
+const SiteJudge::Output* SiteJudge::output(const rt::HostBuffer* b) const {
+  auto it = outputs_.find(b);
+  return it == outputs_.end() ? nullptr : it->second.get();
+}
+
+const uint8_t* SiteJudge::flags(const rt::HostBuffer* b) const {
+  const Output* out = output(b);
+  return out ? out->flags.data() : nullptr;
+}
+
+float SiteJudge::ratio(const rt::HostBuffer* b, uint64_t index) const {
+  return output(b)->ratio[index];
+}
+
+const SiteDetail* SiteJudge::violation(const rt::HostBuffer* b, uint64_t index) const {
+  return output(b)->violations->find(index);
+}
+
+const SiteDetail* SiteJudge::unexplained(const rt::HostBuffer* b, uint64_t index) const {
+  return output(b)->unexplained->find(index);
+}
+
+std::vector<std::string> SiteJudge::notes() const {
+  std::vector<std::string> out;
+  for (size_t id = 0; id < barrier_.size(); ++id) {
+    const uint64_t count = nowhere_[id].load();
+    if (barrier_[id] && count)
+      out.push_back("narrowing site '" + std::string(barrier_[id]->where) + "' (" +
+                    std::to_string(count) +
+                    " evaluations) does not store its value directly: what it feeds is compared "
+                    "bit for bit, so single rounding there shows up as violations");
+  }
+  return out;
+}
+
+} // namespace halfway::diff::detail

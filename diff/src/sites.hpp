@@ -1,0 +1,117 @@
+#pragma once
+// The elements unbarriered narrowing sites store under single rounding, judged where the
+// interpreter computes them (specs/f16-narrowing-barrier.md §4 and §6).
+//
+// The device runs first; the reference run then hands its shadow records, batch by batch from its
+// worker threads, to a SiteJudge (interp::ShadowSink). For each record that stores into an output
+// buffer the judge compares the device's element there with the record's rounding models and,
+// when they differ, with the §4 bound, and keeps per element one byte of verdict bits and the
+// bound ratio. Nothing per evaluation outlives its batch: the comparison loop of diff::run reads
+// the bytes afterwards. The last record of an element decides it, as the last store decides the
+// element's value; two workgroups storing one element race on a GPU, and then either record may.
+//
+// What a report shows for the first violations and unexplained elements (their bound and every
+// model's value) is kept for the lowest indices only: at most Options::max_shown elements of each
+// kind per buffer, lowest index first.
+
+#include "halfway/diff/bound.hpp"
+#include "halfway/interp/shadow.hpp"
+#include "halfway/ir/narrowing.hpp"
+#include "halfway/runtime/buffer.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace halfway::diff::detail {
+
+// Per element verdict bits (SiteJudge::flags).
+enum SiteFlag : uint8_t {
+  kSiteStored = 1,  // the last record that stored here came from an unbarriered site
+  kSiteRecord = 2,  // ... of the element's type: its models and bound apply
+  kSiteSame = 4,    // the device's element equals the site's result (nothing more to judge)
+  kSiteInside = 8,  // otherwise: the device's element is inside the §4 bound
+  kSiteModels = 16, // kSiteModels << m: the device's element equals rounding model m
+};
+
+// The bound and model values of an element a report shows.
+struct SiteDetail {
+  Bound bound;
+  std::array<uint32_t, interp::kRoundingModels> models{};
+};
+
+class SiteJudge final : public interp::ShadowSink {
+public:
+  // `sites`: the kernel's narrowing sites (those that need a barrier are judged); `args` the
+  // caller's arguments, `device` the same arguments after the device's launch (one per
+  // parameter). With `single` false the judge ignores every record (the shadow was asked for
+  // relaxed accumulation only).
+  SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSite>& sites, bool single,
+            std::span<const rt::Arg> args, std::span<const rt::Arg> device,
+            const num::FloatControls& controls, bool exact_models, size_t max_shown);
+
+  void take(std::span<const interp::ShadowRecord> records) override;
+
+  // Per element of the caller's buffer `b` (an output), its verdict bits; null when no element of
+  // `b` can be stored by an unbarriered site of a float type.
+  const uint8_t* flags(const rt::HostBuffer* b) const;
+  // The element's |device - reference| / bound (see ModelCounts::max_bound_ratio), rounded up to
+  // a float; NaN when there is none.
+  float ratio(const rt::HostBuffer* b, uint64_t index) const;
+  // What to show for element `index` when it is among the first violations or unexplained
+  // elements; null when it is not kept.
+  const SiteDetail* violation(const rt::HostBuffer* b, uint64_t index) const;
+  const SiteDetail* unexplained(const rt::HostBuffer* b, uint64_t index) const;
+  // One note per unbarriered site whose evaluations did not store into an output buffer.
+  std::vector<std::string> notes() const;
+
+private:
+  // The lowest indices offered, at most `cap`, each with its latest detail.
+  class Shown {
+  public:
+    explicit Shown(size_t cap) : cap_(cap) {}
+    void offer(uint64_t index, const SiteDetail& detail);
+    const SiteDetail* find(uint64_t index) const;
+
+  private:
+    size_t cap_;
+    std::atomic<uint64_t> cutoff_{std::numeric_limits<uint64_t>::max()};
+    std::mutex mutex_;
+    std::map<uint64_t, SiteDetail> items_;
+  };
+
+  struct Output {
+    ir::ScalarType type = ir::ScalarType::F32;
+    num::Format format = num::Format::F32;
+    uint64_t size = 0;
+    const rt::HostBuffer* device = nullptr;
+    std::vector<uint8_t> flags;
+    std::vector<float> ratio;
+    std::unique_ptr<Shown> violations, unexplained;
+  };
+
+  void judge(const interp::ShadowRecord& r, const ir::NarrowingSite& site, Output& out);
+  const Output* output(const rt::HostBuffer* b) const;
+
+  const ir::Kernel& kernel_;
+  num::FloatControls controls_;
+  bool exact_models_;
+  // Indexed by expression id: the site whose convert it is, when that site needs a barrier.
+  std::vector<const ir::NarrowingSite*> barrier_;
+  // Per parameter: its output (null for scalars, read-only and non-float buffers), whether it is
+  // a buffer at all, and the caller's buffer it is bound to.
+  std::vector<Output*> by_param_;
+  std::vector<bool> is_buffer_;
+  std::map<const rt::HostBuffer*, std::unique_ptr<Output>> outputs_;
+  // Per expression id: evaluations of the site that did not store into an output buffer.
+  std::unique_ptr<std::atomic<uint64_t>[]> nowhere_;
+};
+
+} // namespace halfway::diff::detail

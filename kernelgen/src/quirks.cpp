@@ -1,0 +1,224 @@
+#include "quirks.hpp"
+
+#include <algorithm>
+
+namespace halfway::kernelgen::detail {
+
+using ir::ExprId;
+using ir::Op;
+using ir::ScalarType;
+
+ExprId add_node(ir::Kernel& k, Op op, ScalarType t, std::initializer_list<ExprId> args,
+                uint64_t imm) {
+  ir::Expr e;
+  e.op = op;
+  e.type = t;
+  e.imm = imm;
+  e.nargs = static_cast<uint8_t>(args.size());
+  std::copy(args.begin(), args.end(), e.args.begin());
+  return k.add(e);
+}
+
+namespace {
+
+ExprId f32(ir::Kernel& k, float v) {
+  uint32_t bits = 0;
+  static_assert(sizeof bits == sizeof v);
+  __builtin_memcpy(&bits, &v, sizeof bits);
+  return add_node(k, Op::Const, ScalarType::F32, {}, bits);
+}
+
+// lavapipe (llvmpipe's lp_build_log2) takes log2 of an f32 apart as exponent field minus 127 plus
+// log2 of the significand with its hidden bit set, also when the exponent field is 0: a positive
+// subnormal 0.m * 2^-126 comes out as log2(1.m) - 127 (log2 of 0x00400000 is -126.415 instead of
+// -127). log is that times ln 2, and pow(x, y) is exp2(y * log2(x)). Rewritten here, each such
+// node n(x) becomes select(0 < x < 2^-126, its lavapipe value, n(x)).
+bool rewrite_log_subnormal(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if ((e.op != Op::Log && e.op != Op::Log2 && e.op != Op::Pow) || e.type != ScalarType::F32)
+      continue;
+    changed = true;
+    const ExprId x = e.args[0];
+    const ExprId original = k.add(e);
+    const ExprId bits = add_node(k, Op::Bitcast, ScalarType::U32, {x});
+    const ExprId significand =
+        add_node(k, Op::Or, ScalarType::U32,
+                 {add_node(k, Op::And, ScalarType::U32,
+                           {bits, add_node(k, Op::Const, ScalarType::U32, {}, 0x007fffff)}),
+                  add_node(k, Op::Const, ScalarType::U32, {}, 0x3f800000)});
+    const ExprId one_m = add_node(k, Op::Bitcast, ScalarType::F32, {significand});
+    ExprId value = add_node(k, Op::Add, ScalarType::F32,
+                            {add_node(k, Op::Log2, ScalarType::F32, {one_m}), f32(k, -127.0f)});
+    if (e.op == Op::Log)
+      value = add_node(k, Op::Mul, ScalarType::F32, {value, f32(k, 0.693147182f)});
+    if (e.op == Op::Pow)
+      value = add_node(k, Op::Exp2, ScalarType::F32,
+                       {add_node(k, Op::Mul, ScalarType::F32, {e.args[1], value})});
+    const ExprId subnormal =
+        add_node(k, Op::And, ScalarType::Bool,
+                 {add_node(k, Op::Gt, ScalarType::Bool, {x, f32(k, 0.0f)}),
+                  add_node(k, Op::Lt, ScalarType::Bool, {x, f32(k, 0x1p-126f)})});
+    ir::Expr& s = k.exprs[id];
+    s = ir::Expr{};
+    s.op = Op::Select;
+    s.type = ScalarType::F32;
+    s.nargs = 3;
+    s.args = {subnormal, value, original, ir::kNone};
+    s.line = e.line;
+  }
+  return changed;
+}
+
+// Whether the expression is built of constants alone (so that the driver folds it). The
+// workgroup size is one: the module declares it (LocalSize).
+bool constant_tree(const ir::Kernel& k, ExprId id) {
+  const ir::Expr& e = k.exprs[id];
+  if (e.op == Op::Const || e.op == Op::GroupSize)
+    return true;
+  if (ir::info(e.op).rule == ir::TypeRule::Leaf)
+    return false;
+  for (int i = 0; i < e.nargs; ++i)
+    if (!constant_tree(k, e.args[i]))
+      return false;
+  return true;
+}
+
+// The unsigned type of a float type's width, for its bits.
+ScalarType bits_type(ScalarType t) {
+  const uint32_t width = ir::info(t).bits;
+  return width == 8    ? ScalarType::U8
+         : width == 16 ? ScalarType::U16
+         : width == 32 ? ScalarType::U32
+                       : ScalarType::U64;
+}
+
+// Node `id` becomes select(cond, then, its old self).
+void select_instead(ir::Kernel& k, ExprId id, ExprId cond, ExprId then) {
+  const ir::Expr e = k.exprs[id];
+  const ExprId original = k.add(e);
+  ir::Expr& s = k.exprs[id];
+  s = ir::Expr{};
+  s.op = Op::Select;
+  s.type = e.type;
+  s.nargs = 3;
+  s.args = {cond, then, original, ir::kNone};
+  s.line = e.line;
+}
+
+// lavapipe folds float arithmetic with a constant +0.0 operand (or constants that fold to it, as
+// floor(0.75)) as if signed zeros, infinities and NaNs did not exist, in spite of NoContraction
+// and SignedZeroInfNanPreserve: 0.0 * x is +0 (-0 expected for negative x, NaN for an infinite
+// or NaN x), 0.0 + x is x (+0 expected for x = -0). A product or sum by -0.0 is computed.
+// Rewritten here, each such node becomes select(that operand is +0.0, what lavapipe gives, the
+// node), the reference deciding the condition.
+bool rewrite_zero_folds(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if ((e.op != Op::Mul && e.op != Op::Add) || !ir::is_float(e.type))
+      continue;
+    for (int i = 0; i < 2; ++i) {
+      if (!constant_tree(k, e.args[i]))
+        continue;
+      const ScalarType u = bits_type(e.type);
+      const ExprId is_zero =
+          add_node(k, Op::Eq, ScalarType::Bool,
+                   {add_node(k, Op::Bitcast, u, {e.args[i]}), add_node(k, Op::Const, u, {}, 0)});
+      select_instead(k, id, is_zero,
+                     e.op == Op::Mul ? add_node(k, Op::Const, e.type, {}, 0) : e.args[1 - i]);
+      changed = true;
+      break;
+    }
+  }
+  return changed;
+}
+
+// lavapipe returns a NaN operand's own NaN where the interpreter returns the canonical positive
+// one; the sign shows once copysign takes it or a bitcast exposes it, also when integer
+// arithmetic follows (bitcast<i32>(exp2(-NaN)) - 85). Rewritten here with the sign flipped: each
+// copysign(x, v) of a NaN v becomes its negation, and each bitcast of a NaN has its sign bit
+// flipped.
+bool rewrite_nan_sign(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op == Op::Copysign) {
+      const ExprId v = e.args[1];
+      const ExprId copy = k.add(e);
+      select_instead(k, id, add_node(k, Op::Ne, ScalarType::Bool, {v, v}),
+                     add_node(k, Op::Neg, e.type, {copy}));
+      changed = true;
+    } else if (e.op == Op::Bitcast && ir::is_float(k.exprs[e.args[0]].type) &&
+               !ir::is_fp8(k.exprs[e.args[0]].type) && ir::is_int(e.type)) {
+      // (fp8 NaNs are the backend's own integer code, the same on every device.)
+      const ExprId v = e.args[0];
+      const ExprId copy = k.add(e);
+      const ExprId sign =
+          add_node(k, Op::Const, e.type, {}, uint64_t{1} << (ir::info(e.type).bits - 1));
+      select_instead(k, id, add_node(k, Op::Ne, ScalarType::Bool, {v, v}),
+                     add_node(k, Op::Xor, e.type, {copy, sign}));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+// lavapipe holds f16 values in float registers: any f16 NaN that a pack or a bitcast exposes
+// comes out as the canonical quiet NaN with its sign (0x7c01 and 0x7e01 give 0x7e00, 0xfc01
+// gives 0xfe00; known-device-issues/f16-nan-payload.hk), also where integer code uses the word
+// (an index). Rewritten here, each f16 operand v of a pack or a bitcast becomes
+// select(v is NaN, bitcast<f16>(sign of v | 0x7e00), v).
+bool rewrite_f16_nan_payload(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    const bool pack = e.op == Op::Pack && e.aux == ScalarType::F16;
+    const bool cast = e.op == Op::Bitcast && k.exprs[e.args[0]].type == ScalarType::F16;
+    if (!pack && !cast)
+      continue;
+    for (int i = 0; i < e.nargs; ++i) {
+      const ExprId v = e.args[i];
+      const ExprId bits = add_node(k, Op::Bitcast, ScalarType::U16, {v});
+      const ExprId canonical =
+          add_node(k, Op::Bitcast, ScalarType::F16,
+                   {add_node(k, Op::Or, ScalarType::U16,
+                             {add_node(k, Op::And, ScalarType::U16,
+                                       {bits, add_node(k, Op::Const, ScalarType::U16, {}, 0x8000)}),
+                              add_node(k, Op::Const, ScalarType::U16, {}, 0x7e00)})});
+      const ExprId quiet = add_node(k, Op::Select, ScalarType::F16,
+                                    {add_node(k, Op::Ne, ScalarType::Bool, {v, v}), canonical, v});
+      k.exprs[id].args[i] = quiet;
+    }
+    changed = true;
+  }
+  return changed;
+}
+
+} // namespace
+
+std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
+  std::vector<QuirkModel> out;
+  if (device.rfind("vulkan", 0) != 0)
+    return out;
+  QuirkModel log{"known device issue: log of an f32 subnormal (log, log2, pow)", kernel};
+  if (rewrite_log_subnormal(log.kernel))
+    out.push_back(std::move(log));
+  QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add)", kernel};
+  if (rewrite_zero_folds(zero.kernel))
+    out.push_back(std::move(zero));
+  QuirkModel payload{"known device issue: f16 NaN payload lost (pack, bitcast)", kernel};
+  if (rewrite_f16_nan_payload(payload.kernel))
+    out.push_back(std::move(payload));
+  QuirkModel nan{"known device issue: NaN sign observed (copysign, bitcast)", kernel};
+  if (rewrite_nan_sign(nan.kernel))
+    out.push_back(std::move(nan));
+  return out;
+}
+
+} // namespace halfway::kernelgen::detail
