@@ -66,7 +66,7 @@ function(halfway_test name)
   # whatever runs lavapipe (the vulkan tests, the op table on every device, the kernel campaign,
   # the workloads) leaves the driver's allocations behind in a library unloaded before the leak
   # report: asan_no_leaks.cpp says so.
-  if(HALFWAY_SANITIZE AND ARG_LABEL MATCHES "^(vulkan|ops|kernelgen|examples)$")
+  if(HALFWAY_SANITIZE AND ARG_LABEL MATCHES "^(vulkan|ops|kernelgen|examples|fusion)$")
     target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/cmake/asan_no_leaks.cpp)
   endif()
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST

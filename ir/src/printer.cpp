@@ -11,18 +11,6 @@ namespace halfway::ir {
 
 namespace {
 
-std::string quoted_name(const std::string& n) {
-  if (is_identifier(n))
-    return n;
-  std::string out = "\"";
-  for (char c : n) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + '"';
-}
-
 std::string hex(uint64_t v) {
   std::ostringstream s;
   s << "0x" << std::hex << v;
@@ -241,6 +229,18 @@ private:
 };
 
 } // namespace
+
+std::string quoted_name(const std::string& n) {
+  if (is_identifier(n))
+    return n;
+  std::string out = "\"";
+  for (char c : n) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + '"';
+}
 
 bool is_identifier(std::string_view n) {
   if (n.empty() || !(std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_'))

@@ -528,6 +528,32 @@ def cases():
                                      "b=2"], [r"\bb\b"], {"k.hk": SAXPY}))
     add(Case("arg: missing scalar", ["run", "{d}/k.hk", "--grid", "64"], [r"\ba\b"],
              {"k.hk": SAXPY}))
+
+    # Pipelines (specs/fusion.md).
+    def pipe(body):
+        return SAXPY + OOB_STORE + "pipeline p {\n" + body + "}\n"
+    ok_buffers = "  buffer x: f32[64];\n  buffer y: f32[64];\n"
+    add(Case("pipeline: unknown --pipeline", ["run", "{d}/k.hk", "--pipeline", "nope"],
+             [r"k\.hk", r"\bnope\b"], {"k.hk": pipe(ok_buffers)}))
+    add(Case("pipeline: unknown buffer in a launch", ["run", "{d}/k.hk", "--pipeline", "p"],
+             [r"k\.hk:\d+:\d+", r"launch 1 \(saxpy\)", r"unknown buffer 'z'"],
+             {"k.hk": pipe(ok_buffers + "  launch saxpy(x, z, 1.0:f32) groups(1, 1, 1);\n")}))
+    add(Case("pipeline: constant of the wrong type", ["fuse", "{d}/k.hk"],
+             [r"k\.hk:\d+:\d+", r"parameter a of saxpy is f32"],
+             {"k.hk": pipe(ok_buffers + "  launch saxpy(x, y, 1:u32) groups(1, 1, 1);\n")}))
+    add(Case("pipeline: temporary read before it is written", ["diff", "{d}/k.hk"],
+             [r"k\.hk", r"reads temporary 't' before any launch writes it"],
+             {"k.hk": pipe("  buffer x: f32[64];\n  temp t: f32[64];\n"
+                           "  launch saxpy(t, x, 1.0:f32) groups(1, 1, 1);\n")}))
+    add(Case("pipeline: malformed launch", ["fuse", "{d}/k.hk"],
+             [r"k\.hk:\d+:\d+", r"expected 'groups'"],
+             {"k.hk": pipe(ok_buffers + "  launch saxpy(x, y, 1.0:f32);\n")}))
+    for dev in ("interp", "cpu"):
+        add(Case("pipeline: store past the end in launch 2 on " + dev,
+                 ["run", "{d}/k.hk", "--device", dev],
+                 [r"launch 2 \(oob_store\)", r"buffer y", r"index 64\b", r"length 64\b"],
+                 {"k.hk": pipe(ok_buffers + "  launch saxpy(x, y, 1.0:f32) groups(1, 1, 1);\n"
+                               "  launch oob_store(y) groups(1, 1, 1);\n")}, devices=(dev,)))
     return c
 
 

@@ -113,7 +113,7 @@ TEST(Errors, MalformedText) {
       body("  for i: u32 = 0:u32 $step 1:u32 {\n  }", {"expected 'to', found 'step'"}),
       body("  let i $u32 = 0:u32;", {"expected ':', found 'u32'"}),
       file("$kernal k workgroup(1, 1, 1) {\n}\n",
-           {"expected 'kernel' or the end of the text", "'kernal'"}),
+           {"expected 'kernel', 'pipeline' or the end of the text", "'kernal'"}),
       file("kernel workgroup$(1, 1, 1) {\n}\n", {"expected 'workgroup', found '('"}),
       file("kernel k workgroup(1, 1, $-1) {\n}\n",
            {"expected a size (an unsigned 32-bit integer or a constant)"}),
@@ -127,7 +127,8 @@ TEST(Errors, MalformedText) {
       file("kernel k workgroup(1, 1, 1) {\n  shared t: f32[$-4];\n}\n", {"expected a size"}),
       file("kernel k workgroup(1, 1, 1) {\n}\n$kernel k workgroup(2, 1, 1) {\n}\n",
            {"duplicate kernel name 'k'; the first is at line 1"}),
-      file("kernel k workgroup(1, 1, 1) {\n  barrier;\n}\n$}\n", {"expected 'kernel' or the end"}),
+      file("kernel k workgroup(1, 1, 1) {\n  barrier;\n}\n$}\n",
+           {"expected 'kernel', 'pipeline' or the end"}),
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);

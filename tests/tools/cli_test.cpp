@@ -48,8 +48,8 @@ protected:
 TEST_F(Cli, HelpForEverySubcommand) {
   auto top = halfway("--help");
   EXPECT_EQ(top.status, 0);
-  for (const char* sub :
-       {"run", "diff", "emit", "sites", "devices", "demo", "ops", "plot", "fuzz", "reduce"}) {
+  for (const char* sub : {"run", "diff", "emit", "sites", "fuse", "devices", "demo", "ops", "plot",
+                          "fuzz", "reduce"}) {
     EXPECT_OUTPUT(top, sub);
     auto r = halfway(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub << ": " << r.out;
@@ -194,6 +194,9 @@ TEST_F(Cli, Demo) {
   EXPECT_OUTPUT(r, "All comparisons hold.");
   EXPECT_OUTPUT(r, "narrow_f16       cpu");
   EXPECT_OUTPUT(r, "With accept_single_rounding");
+  // The fused pipeline, bit for bit on the CPU device (specs/fusion.md).
+  EXPECT_OUTPUT(r, "fused into one kernel,\nfused(chain_mad+chain_scale+chain_square)");
+  EXPECT_OUTPUT(r, "cpu                                   262144       262144       262144");
   // Every workload, compared on the CPU device bit for bit.
   for (std::string name :
        {"matmul_tiled", "group_norm_silu", "attention", "conv3x3", "gemv_f32", "gemv_f16",

@@ -158,4 +158,37 @@ struct Kernel : Pos {
   std::vector<Decl> decls;
 };
 
+// ---- pipelines (specs/fusion.md) -----------------------------------------------------------
+
+// `buffer NAME: TYPE[SIZE];` or `temp NAME: TYPE[SIZE];` inside a pipeline.
+struct PipeBuffer : Pos {
+  Word kind; // buffer or temp
+  Word name;
+  Word type;
+  uint64_t size = 0;
+};
+
+// A launch argument: a buffer's name or a constant with its type suffix.
+struct PipeArg : x3::variant<Literal, Word> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
+// `launch KERNEL(ARGS) groups(X, Y, Z);`
+struct PipeLaunch : Pos {
+  std::string kernel;
+  std::vector<PipeArg> args;
+  uint32_t gx = 0, gy = 0, gz = 0;
+};
+
+struct PipeItem : x3::variant<PipeBuffer, PipeLaunch> {
+  using base_type::base_type;
+  using base_type::operator=;
+};
+
+struct Pipeline : Pos {
+  std::string name;
+  std::vector<PipeItem> items;
+};
+
 } // namespace halfway::text::ast

@@ -26,6 +26,9 @@ BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Shared, name, type, size, more)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Private, name, type, size, more)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Const, name, type, value)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Kernel, name, wx, wy, wz, decls)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::PipeBuffer, kind, name, type, size)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::PipeLaunch, kernel, args, gx, gy, gz)
+BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Pipeline, name, items)
 
 namespace halfway::text {
 namespace grammar {
@@ -100,6 +103,9 @@ HALFWAY_KEYWORD(kw_to, "to")
 HALFWAY_KEYWORD(kw_step, "step")
 HALFWAY_KEYWORD(kw_while, "while")
 HALFWAY_KEYWORD(kw_const, "const")
+HALFWAY_KEYWORD(kw_pipeline, "pipeline")
+HALFWAY_KEYWORD(kw_launch, "launch")
+HALFWAY_KEYWORD(kw_groups, "groups")
 #undef HALFWAY_KEYWORD
 
 // Locals and buffers may be named like keywords. `else`, `param` and `shared` are tried where a
@@ -259,7 +265,44 @@ x3::rule<kernel_r, ast::Kernel> const kernel = "a kernel";
 auto const kernel_def = kw_kernel > kernel_name > kw_workgroup > lit('(') > size > lit(',') > size >
                         lit(',') > size > lit(')') > lit('{') > *decl;
 
-x3::rule<class end_r> const end = "'kernel' or the end of the text";
+// ---- pipelines ------------------------------------------------------------------------------
+struct pipe_kind_r;
+x3::rule<pipe_kind_r, ast::Word> const pipe_kind = "buffer, temp, launch or '}'";
+auto const pipe_kind_def = lexeme[raw[(lit("buffer") | lit("temp")) >> !idchar]][set_text];
+
+struct pipe_buffer_r : Tagged {};
+x3::rule<pipe_buffer_r, ast::PipeBuffer> const pipe_buffer = "a pipeline buffer";
+auto const pipe_buffer_def = pipe_kind > name > lit(':') > type >
+                             lit('[') > x3::uint_parser<uint64_t>() > lit(']') > lit(';');
+
+x3::rule<class pipe_arg_r, ast::PipeArg> const pipe_arg = "a buffer name or a constant";
+auto const pipe_arg_def = boolean | number | name;
+
+x3::rule<class pipe_args_r, std::vector<ast::PipeArg>> const pipe_args =
+    "a buffer name, a constant or ')'";
+auto const pipe_args_def = lit(')') | (pipe_arg > *(lit(',') > pipe_arg) > lit(')'));
+
+x3::rule<class group_count_r, uint32_t> const group_count =
+    "a workgroup count (an unsigned 32-bit integer)";
+auto const group_count_def = x3::uint_parser<uint32_t>() >> !idchar;
+
+struct pipe_launch_r : Tagged {};
+x3::rule<pipe_launch_r, ast::PipeLaunch> const pipe_launch = "a launch";
+auto const pipe_launch_def = kw_launch > kernel_name > lit('(') > pipe_args > kw_groups >
+                             lit('(') > group_count > lit(',') > group_count >
+                             lit(',') > group_count > lit(')') > lit(';');
+
+x3::rule<class pipe_item_r, ast::PipeItem> const pipe_item = "buffer, temp, launch or '}'";
+auto const pipe_item_def = pipe_launch | pipe_buffer;
+
+x3::rule<class pipe_close_r> const pipe_close = "buffer, temp, launch or '}'";
+auto const pipe_close_def = lit('}');
+
+struct pipeline_r : Tagged {};
+x3::rule<pipeline_r, ast::Pipeline> const pipeline = "a pipeline";
+auto const pipeline_def = kw_pipeline > kernel_name > lit('{') > *pipe_item > pipe_close;
+
+x3::rule<class end_r> const end = "'kernel', 'pipeline' or the end of the text";
 auto const end_def = x3::eoi;
 
 BOOST_SPIRIT_DEFINE(ident, name, type, access, targ, kw_kernel, kw_workgroup, kw_param, kw_buffer,
@@ -268,6 +311,9 @@ BOOST_SPIRIT_DEFINE(ident, name, type, access, targ, kw_kernel, kw_workgroup, kw
                     stmt, close, block, let, assign, store, call_stmt, if_, else_if, else_body,
                     for_, while_, jump_word, jump, param_type, param, size, more_dims, shared,
                     private_, const_value, const_decl, decl, quoted, kernel_name, kernel, end)
+// A second list: one BOOST_SPIRIT_DEFINE takes at most 64 rules (Boost.Preprocessor).
+BOOST_SPIRIT_DEFINE(kw_pipeline, kw_launch, kw_groups, pipe_kind, pipe_buffer, pipe_arg, pipe_args,
+                    group_count, pipe_launch, pipe_item, pipe_close, pipeline)
 
 } // namespace grammar
 
@@ -323,15 +369,26 @@ bool parse_at(const Source& source, uint32_t& pos, const Rule& rule, Attr& out) 
 
 } // namespace
 
-std::optional<ast::Kernel> SyntaxReader::next_kernel(std::vector<ast::Const>& consts) {
+std::optional<ast::Kernel> SyntaxReader::next_kernel(std::vector<ast::Const>& consts,
+                                                     std::vector<ast::Pipeline>& pipelines) {
   boost::spirit::x3::unused_type none;
-  for (ast::Const c; parse_at(source_, pos_, grammar::const_decl, c); c = ast::Const())
-    consts.push_back(std::move(c));
+  for (bool more = true; more;) {
+    ast::Const c;
+    ast::Pipeline p;
+    more = false;
+    if (parse_at(source_, pos_, grammar::const_decl, c)) {
+      consts.push_back(std::move(c));
+      more = true;
+    } else if (parse_at(source_, pos_, grammar::pipeline, p)) {
+      pipelines.push_back(std::move(p));
+      more = true;
+    }
+  }
   if (parse_at(source_, pos_, grammar::end, none))
     return std::nullopt;
   ast::Kernel k;
   if (!parse_at(source_, pos_, grammar::kernel, k))
-    expected(source_, "'kernel' or the end of the text", pos_);
+    expected(source_, "'kernel', 'pipeline' or the end of the text", pos_);
   return k;
 }
 

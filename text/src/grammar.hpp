@@ -17,8 +17,9 @@ class SyntaxReader {
 public:
   explicit SyntaxReader(const Source& source) : source_(source) {}
   // The next kernel's header and declarations; nullopt at the end of the text. File-level
-  // constants read before it are appended to `consts`.
-  std::optional<ast::Kernel> next_kernel(std::vector<ast::Const>& consts);
+  // constants and pipelines read before it are appended to `consts` and `pipelines`.
+  std::optional<ast::Kernel> next_kernel(std::vector<ast::Const>& consts,
+                                         std::vector<ast::Pipeline>& pipelines);
   // The current kernel's next top-level statement; nullopt once its closing '}' is read.
   std::optional<ast::Stmt> next_statement();
   // Where reading stands: just after the declarations, inside the body, after next_kernel().

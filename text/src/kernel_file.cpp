@@ -14,7 +14,7 @@ namespace halfway::text {
 struct KernelFile::Impl {
   // The text never moves once the Source points into it (Impl lives behind a shared_ptr).
   Impl(std::string t, std::string file) : text(std::move(t)), source(text, std::move(file)) {
-    for (Lowered& l : parse_source(source)) {
+    for (Lowered& l : parse_source(source, &pipelines)) {
       kernels.push_back(std::move(l.kernel));
       maps.push_back(std::move(l.map));
     }
@@ -54,6 +54,7 @@ struct KernelFile::Impl {
   Source source;
   std::vector<ir::Kernel> kernels;
   std::vector<SourceMap> maps;
+  std::vector<PipelineText> pipelines;
 };
 
 KernelFile::KernelFile(std::string text, std::string file_name)
@@ -67,6 +68,33 @@ const std::string& KernelFile::text() const {
 }
 const std::vector<ir::Kernel>& KernelFile::kernels() const {
   return impl_->kernels;
+}
+
+const std::vector<PipelineText>& KernelFile::pipelines() const {
+  return impl_->pipelines;
+}
+
+const PipelineText& KernelFile::pipeline(std::string_view name) const {
+  const auto& ps = impl_->pipelines;
+  if (name.empty() && ps.size() == 1)
+    return ps.front();
+  std::string have;
+  for (const PipelineText& p : ps) {
+    if (p.name == name)
+      return p;
+    have += (have.empty() ? "" : ", ") + p.name;
+  }
+  ErrorContext c;
+  c.file = file_name();
+  if (name.empty())
+    throw Error(ErrorKind::Usage,
+                "the file has " + std::to_string(ps.size()) + " pipelines" +
+                    (ps.empty() ? "" : " (" + have + "); name one with --pipeline"),
+                c);
+  throw Error(ErrorKind::Usage,
+              "unknown pipeline " + std::string(name) + " in " + file_name() +
+                  (ps.empty() ? "; it has no pipelines" : "; it has " + have),
+              c);
 }
 
 std::vector<std::string> KernelFile::kernel_names() const {

@@ -4,6 +4,7 @@
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/printer.hpp"
 #include "literal.hpp"
+#include "pipeline_text.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -708,13 +709,14 @@ uint32_t SourceMap::statement_at(uint32_t line) const {
   return it != stmts.end() && it->first == line ? it->second : kNone;
 }
 
-std::vector<Lowered> parse_source(const Source& source) {
+std::vector<Lowered> parse_source(const Source& source, std::vector<PipelineText>* pipelines) {
   check_nesting(source);
   SyntaxReader reader(source);
   std::vector<Lowered> out;
   Constants file_consts;
   std::vector<ast::Const> decls;
-  while (std::optional<ast::Kernel> k = reader.next_kernel(decls)) {
+  std::vector<ast::Pipeline> pipes;
+  while (std::optional<ast::Kernel> k = reader.next_kernel(decls, pipes)) {
     for (const ast::Const& c : decls)
       file_consts.emplace(c.name.text, constant_value(source, c, file_consts));
     decls.clear();
@@ -730,6 +732,16 @@ std::vector<Lowered> parse_source(const Source& source) {
   }
   for (const ast::Const& c : decls) // after the last kernel: checked, though nothing uses them
     file_consts.emplace(c.name.text, constant_value(source, c, file_consts));
+  for (size_t i = 0; i < pipes.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (pipes[j].name == pipes[i].name)
+        source.fail(pipes[i].offset, "duplicate pipeline name '" + pipes[i].name +
+                                         "'; the first is at line " +
+                                         std::to_string(source.line_of(pipes[j].offset)));
+    PipelineText lowered = lower_pipeline(source, pipes[i]);
+    if (pipelines)
+      pipelines->push_back(std::move(lowered));
+  }
   return out;
 }
 

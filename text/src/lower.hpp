@@ -7,6 +7,7 @@
 
 #include "ast.hpp"
 #include "halfway/ir/kernel.hpp"
+#include "halfway/text/pipeline_text.hpp"
 #include "source.hpp"
 
 #include <utility>
@@ -30,7 +31,9 @@ struct Lowered {
 };
 
 // Parses and lowers every kernel of the text, one top-level statement at a time; rejects two
-// kernels with the same name.
-std::vector<Lowered> parse_source(const Source& source);
+// kernels (or two pipelines) with the same name. The file's pipeline blocks go to `pipelines`
+// when it is given, and are checked and dropped otherwise.
+std::vector<Lowered> parse_source(const Source& source,
+                                  std::vector<PipelineText>* pipelines = nullptr);
 
 } // namespace halfway::text

@@ -3,6 +3,7 @@
 // rounding opt-in at work on the f16 narrowing example.
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "demo_fusion.hpp"
 #include "examples.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/inputs.hpp"
@@ -244,6 +245,7 @@ Runner add_demo(CLI::App& app) {
       out.text("\nWith accept_single_rounding(kernel \"narrow_f16\", reason): barriers lifted; "
                "devices that fuse may differ within 1 f16 ulp + |a*b|*2^-24 per element.\n\n" +
                rows_text(opt_rows));
+    out.text(demo_fusion(launch, ok));
     out.text(std::string("\n") +
              (ok ? "All comparisons hold." : "VIOLATIONS found: see the table.") + "\n");
     return ok ? 0 : 1;

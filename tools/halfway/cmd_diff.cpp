@@ -8,6 +8,7 @@
 #include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
 #include "launch_setup.hpp"
+#include "pipeline_cli.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -31,6 +32,7 @@ struct DiffOptions {
   bool exact_models = false;
   std::string dump; // a folder
   const CLI::Option* dump_option = nullptr;
+  PipelineChoice pipeline;
 };
 
 // The three files --dump writes for one output buffer.
@@ -122,6 +124,7 @@ Runner add_diff(CLI::App& app) {
                       "device only. DIR is created when missing; the files appear "
                       "together, replaced atomically, or not at all")
           ->type_name("DIR");
+  o->pipeline.add_option(*sub);
   return [o] {
     diff::Options opts;
     opts.max_shown = parse_count(o->max_shown, "--show");
@@ -131,7 +134,8 @@ Runner add_diff(CLI::App& app) {
     opts.exact_models = o->exact_models;
     opts.launch = o->setup.launch_options();
     o->setup.claim_stdin_users(o->choice);
-    auto kernel = o->choice.load();
+    const text::KernelFile file = o->choice.load_file();
+    const bool pipeline = o->pipeline.wanted(o->choice, file);
     std::vector<std::string> devices;
     if (o->device == "all") {
       for (const auto& n : rt::device_names())
@@ -142,6 +146,9 @@ Runner add_diff(CLI::App& app) {
     } else {
       devices.push_back(o->device);
     }
+    if (pipeline)
+      return diff_pipeline(file, o->pipeline.name, devices, o->setup, opts, o->json);
+    auto kernel = o->choice.load(file);
     const bool dump = o->dump_option->count() > 0;
     if (dump) {
       if (devices.size() != 1) {

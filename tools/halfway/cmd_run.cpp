@@ -6,6 +6,7 @@
 #include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
 #include "launch_setup.hpp"
+#include "pipeline_cli.hpp"
 
 #include <iostream>
 #include <spdlog/spdlog.h>
@@ -21,6 +22,7 @@ struct RunOptions {
   std::vector<std::string> dumps; // B=path
   bool json = false;
   std::string show = "8";
+  PipelineChoice pipeline;
 };
 } // namespace
 
@@ -40,10 +42,14 @@ Runner add_run(CLI::App& app) {
                 "Print one JSON document: {\"command\", \"results\", \"error\"}");
   sub->add_option("--show", o->show, "Elements of each output buffer to print")
       ->capture_default_str();
+  o->pipeline.add_option(*sub);
   return [o] {
     const size_t show = parse_count(o->show, "--show");
     o->setup.claim_stdin_users(o->choice);
-    auto kernel = o->choice.load();
+    const text::KernelFile file = o->choice.load_file();
+    if (o->pipeline.wanted(o->choice, file))
+      return run_pipeline(file, o->pipeline.name, o->device, o->setup, show, o->json);
+    auto kernel = o->choice.load(file);
     // Validate everything before running, so a typo never costs a long run.
     auto dumps = parse_dumps(kernel.kernel(), o->dumps);
     const bool npy_to_stdout = dumps.size() == 1 && dumps[0].to_stdout();

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
+#include "halfway/pipeline/fused_budget.hpp"
 #include "halfway/policy/policy.hpp"
 #include "halfway/text/kernel_file.hpp"
 #include "launch_setup.hpp"
@@ -29,7 +30,8 @@ Runner add_sites(CLI::App& app) {
       const auto& k = kernels[i];
       const policy::Budget budget = policy::budget(k.name());
       out << (i ? "\n" : "") << "kernel " << k.name() << "\n"
-          << ir::describe_sites(k.kernel(), budget.single_rounding) << "budget:\n"
+          << ir::describe_sites(k.kernel(), budget.single_rounding)
+          << pipeline::describe_fused(k.name(), policy::global_registry()) << "budget:\n"
           << policy::to_string(budget) << "\n";
     }
     Output::get().text(out.str());

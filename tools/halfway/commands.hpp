@@ -14,6 +14,7 @@ Runner add_demo(CLI::App& app);
 Runner add_devices(CLI::App& app);
 Runner add_diff(CLI::App& app);
 Runner add_emit(CLI::App& app);
+Runner add_fuse(CLI::App& app);
 Runner add_fuzz(CLI::App& app);
 Runner add_ops(CLI::App& app);
 Runner add_plot(CLI::App& app);

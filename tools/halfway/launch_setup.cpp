@@ -8,6 +8,7 @@
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
+#include "halfway/pipeline/text.hpp"
 #include "halfway/policy/flag.hpp"
 #include "halfway/policy/policy.hpp"
 #include "halfway/text/kernel_file.hpp"
@@ -231,6 +232,11 @@ void OptInFlags::apply(const text::KernelFile& file) const {
         throw Error(ErrorKind::Usage, shown + ": the reason holds a control character", c);
     if (!f.scope.is_all_kernels()) {
       auto names = file.kernel_names();
+      // A fused kernel's parts (specs/fusion.md) are what an opt-in for it names.
+      for (const auto& n : file.kernel_names()) {
+        for (auto& part : pipeline::fused_parts(n).value_or(std::vector<std::string>{}))
+          names.push_back(std::move(part));
+      }
       if (std::find(names.begin(), names.end(), f.scope.kernel_name()) == names.end()) {
         std::string known;
         for (const auto& n : names)
@@ -276,12 +282,18 @@ text::KernelFile read_stdin_kernel_file() {
 
 text::KernelFile KernelChoice::load_file() const {
   text::KernelFile f = file == "-" ? read_stdin_kernel_file() : text::parse_file(file);
+  // Kernels named fused(a+b) (as `halfway fuse` prints them) are read through their parts by every
+  // command, so that an opt-in naming the fused name covers nothing (specs/fusion.md).
+  pipeline::register_fused_names(f.kernel_names(), nullptr);
   opt_ins.apply(f);
   return f;
 }
 
 ir::VerifiedKernel KernelChoice::load() const {
-  text::KernelFile f = load_file();
+  return load(load_file());
+}
+
+ir::VerifiedKernel KernelChoice::load(const text::KernelFile& f) const {
   if (!kernel.empty())
     return f.verify(kernel);
   if (f.kernels().size() != 1) {

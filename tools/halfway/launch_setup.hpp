@@ -33,6 +33,8 @@ struct KernelChoice {
   // The parsed file, with the opt-in flags applied.
   text::KernelFile load_file() const;
   ir::VerifiedKernel load() const;
+  // The chosen kernel of a file load_file() returned.
+  ir::VerifiedKernel load(const text::KernelFile& f) const;
 };
 
 // Standard input can feed one input of a command: the kernel file `-` or one `--buffer NAME=-`.

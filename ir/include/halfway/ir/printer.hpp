@@ -15,5 +15,8 @@ std::string print_expr(const Kernel& k, ExprId e);
 std::string print_constant(ScalarType type, uint64_t bits);
 // True when `name` can be printed without quotes.
 bool is_identifier(std::string_view name);
+// `name` as the text form writes a kernel's name: as is when it is an identifier, else in double
+// quotes with '"' and '\' escaped.
+std::string quoted_name(const std::string& name);
 
 } // namespace halfway::ir

@@ -5,6 +5,7 @@
 
 #include "halfway/ir/kernel.hpp"
 #include "halfway/ir/verifier.hpp"
+#include "halfway/text/pipeline_text.hpp"
 
 #include <memory>
 #include <string>
@@ -23,6 +24,12 @@ public:
   // The kernels, in the order the file defines them, not yet verified.
   const std::vector<ir::Kernel>& kernels() const;
   std::vector<std::string> kernel_names() const;
+
+  // The file's `pipeline` blocks, in order (specs/fusion.md).
+  const std::vector<PipelineText>& pipelines() const;
+  // The pipeline called `name`, or the file's only one when `name` is empty. Throws Error(Usage)
+  // naming the file and the pipelines it has otherwise.
+  const PipelineText& pipeline(std::string_view name) const;
 
   // The kernel called `name`. Throws Error(Usage) "unknown kernel K in FILE; it has A, B".
   const ir::Kernel& kernel(std::string_view name) const;
