@@ -90,6 +90,7 @@ std::pair<llvm::Function*, std::string> Lowering::math_fallback(num::MathFn fn, 
     auto* mty = llvm::FixedVectorType::get(b_.getInt1Ty(), n);
     llvm::Function* v =
         define(name + "_v" + std::to_string(n), llvm::FunctionType::get(vty, {vty, mty}, false));
+    v->addFnAttr(llvm::Attribute::AlwaysInline); // after vectorisation (optimize.cpp)
     llvm::Value* x = v->getArg(0);
     llvm::Value* mask = v->getArg(1);
     auto* entry = llvm::BasicBlock::Create(ctx_, "entry", v);

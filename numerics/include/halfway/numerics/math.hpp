@@ -13,7 +13,8 @@
 //    answer; otherwise (near a rounding boundary, about 2^-18 of f32 inputs, or an exact midpoint
 //    such as pow(257, 3) in f32) MPFR decides at the target precision.
 //  - exp and exp2 in f32, f16 and bf16 first try a table-and-polynomial evaluation in double with
-//    a proven error bound (fast_math.hpp), about 10 times faster than the glibc bracket; where
+//    a proven error bound (fast_math.hpp), cheaper than the glibc bracket (no libm call, no
+//    re-rounding of the bracket ends through from_double for f32); where
 //    its result lies too close to a rounding boundary, the bracket and MPFR decide as above.
 //  - sqrt is the correctly rounded arithmetic of arith.hpp.
 //
