@@ -3,20 +3,19 @@
 // concern (kernel structure, statements, expressions, floats, conversions, memory, integers).
 
 #include "halfway/codegen/llvm/lower.hpp"
+#include "halfway/numerics/math.hpp"
 #include "lane_guard.hpp"
 #include "nan_state.hpp"
 #include "partition.hpp"
 #include "precision.hpp"
 #include "storage.hpp"
 
-#include "halfway/numerics/math.hpp"
-
 #include <array>
-#include <optional>
-#include <string>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
