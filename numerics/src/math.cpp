@@ -2,6 +2,7 @@
 
 #include "halfway/numerics/arith.hpp"
 #include "halfway/numerics/convert.hpp"
+#include "halfway/numerics/fast_math.hpp"
 #include "mpfr_round.hpp"
 
 #include <cmath>
@@ -102,6 +103,14 @@ uint64_t eval_narrow(MathFn fn, Format f, double x, double y) {
 } // namespace
 
 uint64_t math(MathFn fn, Format f, uint64_t x, uint64_t y) {
+  if (fast::has_fast_path(fn, f)) {
+    if (const std::optional<uint64_t> r = fast::decide(fn, f, to_double(f, x)))
+      return *r;
+  }
+  return math_without_fast_path(fn, f, x, y);
+}
+
+uint64_t math_without_fast_path(MathFn fn, Format f, uint64_t x, uint64_t y) {
   if (fn == MathFn::Sqrt)
     return sqrt(f, x);
   const bool binary = math_info(fn).arity == 2;

@@ -412,8 +412,11 @@ Val Lowering::float_op(ir::ExprId id, const ir::Expr& e) {
 }
 
 // The elementary functions with no exact LLVM instruction: halfway's correctly rounded ones, the
-// interpreter's own, so results are bit-identical (slow: a call per element, no vectorisation).
+// interpreter's own, so results are bit-identical: exp and exp2 inline where lower_math.cpp
+// can, the others a call per element (slow, no vectorisation).
 Val Lowering::math_call(const ir::Expr& e) {
+  if (std::optional<Val> inline_value = fast_math(e))
+    return *inline_value;
   const std::optional<num::MathFn> fn = ir::math_fn(e.op);
   if (!fn)
     throw Error(ErrorKind::Unsupported,

@@ -3,6 +3,7 @@
 // concern (kernel structure, statements, expressions, floats, conversions, memory, integers).
 
 #include "halfway/codegen/llvm/lower.hpp"
+#include "halfway/numerics/math.hpp"
 #include "lane_guard.hpp"
 #include "nan_state.hpp"
 #include "partition.hpp"
@@ -13,6 +14,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -122,6 +125,12 @@ private:
   llvm::Value* fract(llvm::Value* x, ir::ScalarType t);
   llvm::Value* fma_exact(llvm::Value* a, llvm::Value* b, llvm::Value* c, ir::ScalarType t);
   Val exact_single_rounding(const ir::Expr& convert, const MulAdd& m);
+
+  // ---- elementary functions inline (lower_math.cpp) ----------------------------------------
+  // exp/exp2 of f32, f16, bf16 as vectorisable IR (num::fast), or nullopt for other ops.
+  std::optional<Val> fast_math(const ir::Expr& e);
+  llvm::GlobalVariable* exp2_table();
+  std::pair<llvm::Function*, std::string> math_fallback(num::MathFn fn, ir::ScalarType t);
 
   // ---- conversions (lower_convert.cpp) -----------------------------------------------------
   Val convert(ir::ExprId id, const ir::Expr& e);

@@ -7,6 +7,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
+#include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <memory>
 #include <string>
 
@@ -52,6 +53,12 @@ void optimize_module(llvm::Module& module, const HostTarget& target) {
   // over workgroups, with lane loops inside) and cost a third of the compile time of
   // barrier-heavy kernels without making anything measurably faster; vectorisation, interleaving
   // and unrolling are the same at O2.
+  // Functions the vectoriser's calls should not stay calls to (the masked fallbacks of
+  // lower_math.cpp, marked alwaysinline): inlined last, after vectorisation has placed them, so
+  // that their quick "no lane needs it" test is a branch in the loop, not a call.
+  pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& last, llvm::OptimizationLevel) {
+    last.addPass(llvm::AlwaysInlinerPass());
+  });
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
   mpm.run(module, mam);
 }

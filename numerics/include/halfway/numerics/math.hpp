@@ -12,6 +12,10 @@
 //    generous against glibc's documented <= 2 ulp bounds) rounds to one target value, that is the
 //    answer; otherwise (near a rounding boundary, about 2^-18 of f32 inputs, or an exact midpoint
 //    such as pow(257, 3) in f32) MPFR decides at the target precision.
+//  - exp and exp2 in f32, f16 and bf16 first try a table-and-polynomial evaluation in double with
+//    a proven error bound (fast_math.hpp), cheaper than the glibc bracket (no libm call, no
+//    re-rounding of the bracket ends through from_double for f32); where
+//    its result lies too close to a rounding boundary, the bracket and MPFR decide as above.
 //  - sqrt is the correctly rounded arithmetic of arith.hpp.
 //
 // Special values follow C99 Annex F (IEEE 754 recommended operations), as glibc and MPFR do:
@@ -78,6 +82,9 @@ constexpr const MathFnInfo& math_info(MathFn fn) {
 
 // fn applied to x (and y for the binary functions; ignored otherwise), all patterns of format f.
 uint64_t math(MathFn fn, Format f, uint64_t x, uint64_t y = 0);
+// The same value without the double fast path of exp and exp2 (fast_math.hpp): the glibc bracket
+// and MPFR only. The tests compare the two; math() falls back to it.
+uint64_t math_without_fast_path(MathFn fn, Format f, uint64_t x, uint64_t y = 0);
 
 // How many calls on this thread MPFR had to decide (for tests and benchmarks).
 uint64_t math_mpfr_fallbacks();
