@@ -24,10 +24,9 @@ int main(int argc, char** argv) {
       command = a;
       break;
     }
-  bool json =
-      (command == "run" || command == "diff" || command == "bench" || command == "devices" ||
-       command == "fuse") &&
-      std::find(args.begin(), args.end(), "--json") != args.end();
+  bool json = (command == "run" || command == "diff" || command == "bench" ||
+               command == "devices" || command == "fuse") &&
+              std::find(args.begin(), args.end(), "--json") != args.end();
   Output& out = Output::get();
   out.set_json(json, command);
 
@@ -57,8 +56,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet,-q", quiet, "Only errors on stderr");
   app.footer("Exit status: 0 success, 1 a differential violation (diff, demo), 2 any error.");
   std::vector<std::pair<CLI::App*, Runner>> runners;
-  for (auto adder : {add_run, add_bench, add_diff, add_emit, add_sites, add_fuse, add_devices, add_demo,
-                     add_ops, add_plot, add_fuzz, add_reduce, add_completion}) {
+  for (auto adder : {add_run, add_bench, add_diff, add_emit, add_sites, add_fuse, add_devices,
+                     add_demo, add_ops, add_plot, add_fuzz, add_reduce, add_completion}) {
     Runner r = adder(app);
     runners.emplace_back(app.get_subcommands({}).back(), std::move(r));
   }
