@@ -32,6 +32,8 @@ public:
   // Whether an expression's value may depend on memory (a load, an atomic's result, or a local
   // assigned from one or under a condition that does).
   bool data_dependent(ir::ExprId e) const;
+  // Whether a local may hold a value that depends on memory (data_dependent's rule for locals).
+  bool tainted(uint32_t local) const { return tainted_locals_[local]; }
 
 private:
   const Launch* l_;

@@ -1,6 +1,7 @@
 #include "halfway/pipeline/fuse.hpp"
 
 #include "analysis.hpp"
+#include "coverage.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/policy/policy.hpp"
@@ -253,6 +254,10 @@ Built fuse_pair(const Pipeline& p, size_t ia, const std::string& t, const std::s
                       std::to_string(std::min(covers, size)) + " elements, " + quoted(t) + " has " +
                       std::to_string(tdecl.size)};
     }
+    // B now runs only where A stores: an element of t that A's launch never stores would leave
+    // B's output unwritten where the unfused B computed it from the temporary's zero.
+    if (auto why = coverage::refute(a, store, ta, t, tdecl.size))
+      throw Refusal{*why};
   }
 
   rewrite::Target out;
