@@ -76,9 +76,17 @@ private:
     }
   }
 
+  // Whether the slice cannot compute a value as every device would: it depends on memory, or on
+  // float arithmetic, which devices may round differently from the interpreter.
+  bool unknown(ir::ExprId e) const { return a_.data_dependent(e) || a_.float_dependent(e); }
+  bool unknown_local(uint32_t local) const { return a_.tainted(local) || a_.float_tainted(local); }
+
   std::string condition(const char* what, ir::ExprId e) {
-    return std::string("a data-dependent ") + what + " (" + ir::print_expr(a_.kernel(), e) +
-           ", line " + std::to_string(a_.kernel().expr(e).line) + ")";
+    const std::string kind = a_.data_dependent(e)
+                                 ? std::string("a data-dependent ") + what
+                                 : std::string("a ") + what + " computed in floats";
+    return kind + " (" + ir::print_expr(a_.kernel(), e) + ", line " +
+           std::to_string(a_.kernel().expr(e).line) + ")";
   }
 
   std::vector<ir::Stmt> block(const std::vector<ir::Stmt>& in) {
@@ -89,11 +97,11 @@ private:
         // A memory-dependent local stays declared (zero) so that the slice verifies; nothing
         // kept reads it.
         out.push_back(shallow(s));
-        if (a_.tainted(s.local))
+        if (unknown_local(s.local))
           out.back().a = zero(a_.kernel().locals[s.local].type);
         break;
       case StmtKind::Assign:
-        if (!a_.tainted(s.local))
+        if (!unknown_local(s.local))
           out.push_back(shallow(s));
         break;
       case StmtKind::Store:
@@ -124,7 +132,7 @@ private:
         // The slice touches no shared memory, so its lanes need no synchronisation.
         break;
       case StmtKind::If:
-        if (a_.data_dependent(s.a)) {
+        if (unknown(s.a)) {
           check_dropped(s.body, 0, condition("condition", s.a));
           check_dropped(s.else_body, 0, condition("condition", s.a));
         } else {
@@ -134,15 +142,16 @@ private:
         }
         break;
       case StmtKind::For:
-        if (a_.tainted(s.local)) {
-          check_dropped(s.body, 1, condition("loop bound", s.b));
+        if (unknown_local(s.local)) {
+          const ir::ExprId bound = unknown(s.a) ? s.a : unknown(s.b) ? s.b : s.c;
+          check_dropped(s.body, 1, condition("loop bound", bound));
         } else {
           out.push_back(shallow(s));
           out.back().body = block(s.body);
         }
         break;
       case StmtKind::While:
-        if (a_.data_dependent(s.a)) {
+        if (unknown(s.a)) {
           check_dropped(s.body, 1, condition("loop condition", s.a));
         } else {
           out.push_back(shallow(s));
@@ -175,6 +184,9 @@ constexpr uint64_t kMaxSteps = uint64_t{1} << 28;
 std::optional<std::string> refute(const analysis::LaunchView& a, const ir::Stmt& store, uint32_t t,
                                   const std::string& t_name, uint64_t size) {
   const std::string prefix = "A may not write every element of '" + t_name + "': ";
+  if (a.float_dependent(store.a))
+    return prefix + "its store index " + ir::print_expr(a.kernel(), store.a) +
+           " is computed in floats, which a device may round otherwise than the proof";
   for (uint32_t j = 0; j < a.kernel().params.size(); ++j) {
     if (a.kernel().params[j].is_buffer() && a.size(j) > 0xffffffffull)
       return prefix + "buffer " + a.kernel().params[j].name + " has 2^32 elements or more";
