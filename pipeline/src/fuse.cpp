@@ -200,6 +200,7 @@ ir::Stmt set_local(StmtKind kind, uint32_t local, ir::ExprId value) {
 struct Built {
   FusionKind kind;
   Launch launch;
+  std::string proof;
 };
 
 std::vector<std::string> leaves(const policy::Registry& registry, const std::string& name) {
@@ -327,8 +328,13 @@ Built fuse_pair(const Pipeline& p, size_t ia, const std::string& t, const std::s
     out.kernel.body = ca.block(ka.body);
   }
   try {
+    const std::string size = std::to_string(tdecl.size);
+    std::string proof = elementwise ? "each lane reads only the element of " + quoted(t) +
+                                          " it wrote, and the local starts zero like the temporary"
+                                    : "A's launch stores each of the " + size + " elements of " +
+                                          quoted(t) + " once";
     return {elementwise ? FusionKind::Elementwise : FusionKind::Epilogue,
-            Launch{ir::verify(std::move(out.kernel)), std::move(args), la.grid}};
+            Launch{ir::verify(std::move(out.kernel)), std::move(args), la.grid}, std::move(proof)};
   } catch (const Error& e) {
     throw Error(ErrorKind::Internal, "fusing " + describe(p, ia) + " with " + describe(p, ia + 1) +
                                          " made a kernel that does not verify: " + e.message());
@@ -341,11 +347,53 @@ std::string_view name(FusionKind kind) {
   return kind == FusionKind::Elementwise ? "elementwise" : "epilogue";
 }
 
+namespace {
+// The characters that structure a fused name; inside a part each is written after a backslash.
+bool structural(char c) {
+  return c == '\\' || c == '+' || c == '(' || c == ')';
+}
+} // namespace
+
 std::string fused_name(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& part : parts)
-    out += (out.empty() ? "" : "+") + part;
-  return "fused(" + out + ")";
+  std::string out = "fused(";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0)
+      out += '+';
+    for (char c : parts[i]) {
+      if (structural(c))
+        out += '\\';
+      out += c;
+    }
+  }
+  return out + ")";
+}
+
+std::optional<std::vector<std::string>> fused_parts(std::string_view name) {
+  constexpr std::string_view open = "fused(";
+  if (name.size() <= open.size() + 1 || !name.starts_with(open) || name.back() != ')')
+    return std::nullopt;
+  const std::string_view body = name.substr(open.size(), name.size() - open.size() - 1);
+  std::vector<std::string> parts(1);
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c == '\\') {
+      // Only the structural characters are escaped, so that every fused name has one spelling.
+      if (i + 1 == body.size() || !structural(body[i + 1]))
+        return std::nullopt;
+      parts.back() += body[++i];
+    } else if (c == '+') {
+      parts.emplace_back();
+    } else if (c == '(' || c == ')') {
+      return std::nullopt;
+    } else {
+      parts.back() += c;
+    }
+  }
+  for (const auto& part : parts) {
+    if (part.empty())
+      return std::nullopt;
+  }
+  return parts;
 }
 
 FuseResult fuse(const Pipeline& input, policy::Registry* registry) {
@@ -368,7 +416,7 @@ FuseResult fuse(const Pipeline& input, policy::Registry* registry) {
       p.launches[i] = std::move(built.launch);
       p.launches.erase(p.launches.begin() + static_cast<std::ptrdiff_t>(i) + 1);
       std::erase_if(p.buffers, [&](const BufferDecl& d) { return d.name == t; });
-      result.fused.push_back({built.kind, a, b, t, name});
+      result.fused.push_back({built.kind, a, b, t, name, std::move(built.proof)});
     } catch (const Refusal& r) {
       result.refused.push_back({a, b, i, r.reason});
       ++i;

@@ -297,6 +297,52 @@ TEST(FusionCoverage, GroupNormOneWorkgroupShortIsRefused) {
                         "and the fused kernel would write nothing");
 }
 
+// ---- fused names ------------------------------------------------------------------------------
+
+TEST(FusedNames, PartsWithTheSeparatorsRoundTrip) {
+  const std::vector<std::string> parts{"x+y", "f(z)", "back\\slash", "plain", "(+)"};
+  const std::string name = pipeline::fused_name(parts);
+  EXPECT_EQ(name, "fused(x\\+y+f\\(z\\)+back\\\\slash+plain+\\(\\+\\))");
+  EXPECT_EQ(pipeline::fused_parts(name), parts);
+  EXPECT_EQ(pipeline::fused_parts("fused(a+b)"), (std::vector<std::string>{"a", "b"}));
+  // Not the form fused_name makes: nothing is read as parts.
+  for (const char* other : {"fused(a+b", "fused()", "fused(a+)", "fused(+a)", "fused(a(b)",
+                            "fused(a)b)", "fused(a\\b)", "fused(a\\)", "fuse(a+b)", "a+b"}) {
+    SCOPED_TRACE(other);
+    EXPECT_EQ(pipeline::fused_parts(other), std::nullopt);
+  }
+}
+
+// Kernels whose quoted names hold '+', '(' and ')' fuse, print, read back and register the same
+// parts; without the escape, "fused(a+b+f(x))" would read as three parts or none.
+TEST(FusedNames, AFusedPipelineOfOddNamesReadsBackWithItsParts) {
+  const std::string file = "kernel \"a+b\" workgroup(64, 1, 1) {\n"
+                           "  param x: buffer<f32, read>;\n  param t: buffer<f32, write>;\n"
+                           "  let i: u32 = global_id(0);\n"
+                           "  if lt(i, len(t)) {\n    t[i] = mul(x[i], x[i]);\n  }\n}\n"
+                           "kernel \"f(x)\" workgroup(64, 1, 1) {\n"
+                           "  param t: buffer<f32, read>;\n  param y: buffer<f32, write>;\n"
+                           "  let i: u32 = global_id(0);\n"
+                           "  if lt(i, len(y)) {\n    y[i] = add(t[i], 1.0:f32);\n  }\n}\n"
+                           "pipeline p {\n  buffer x: f32[100];\n  temp t: f32[100];\n"
+                           "  buffer y: f32[100];\n  launch \"a+b\"(x, t) groups(2, 1, 1);\n"
+                           "  launch \"f(x)\"(t, y) groups(2, 1, 1);\n}\n";
+  policy::Registry registry;
+  const auto fused = pipeline::fuse(
+      pipeline::from_text(text::KernelFile(file, "odd.hk"), "", &registry), &registry);
+  ASSERT_EQ(fused.fused.size(), 1u);
+  const std::string name = "fused(a\\+b+f\\(x\\))";
+  EXPECT_EQ(fused.fused[0].name, name);
+  EXPECT_EQ(registry.fused_parts(name), (std::vector<std::string>{"a+b", "f(x)"}));
+  const std::string printed = pipeline::print(fused.pipeline);
+  EXPECT_NE(printed.find("kernel \"fused(a\\\\+b+f\\\\(x\\\\))\" workgroup"), std::string::npos)
+      << printed;
+  policy::Registry fresh;
+  const auto back = pipeline::from_text(text::KernelFile(printed, "fused.hk"), "", &fresh);
+  EXPECT_EQ(pipeline::print(back), printed);
+  EXPECT_EQ(fresh.fused_parts(name), (std::vector<std::string>{"a+b", "f(x)"}));
+}
+
 TEST(Pipeline, CheckNamesTheLaunchAndBuffer) {
   auto p = examples::elementwise_chain(kN);
   p.launches[1].args[1] = LaunchArg::of("nope");
