@@ -6,8 +6,9 @@
 //    same one-dimensional grid and workgroup: the fused kernel runs A's body, then B's, in each
 //    lane, with t kept in a local of t's element type;
 //  - epilogue: A is any kernel whose one store to t is at an index e that does not depend on
-//    memory, and B is elementwise over t: A's store becomes B's body applied to the stored value
-//    at index e.
+//    memory, whose launch provably stores each element of t exactly once (an enumeration of a
+//    slice of A, pipeline/src/coverage.hpp), and B is elementwise over t: A's store becomes B's
+//    body applied to the stored value at index e.
 // Otherwise the pair is refused with a reason. The fused kernel is named fused(A+B) (the plain
 // kernels it is built from, in order, joined by '+'; see fused_name) and registered with the
 // precision policy under its parts, so that its budget is the meet of theirs.
