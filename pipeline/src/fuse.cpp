@@ -396,6 +396,68 @@ std::optional<std::vector<std::string>> fused_parts(std::string_view name) {
   return parts;
 }
 
+namespace {
+
+// Fuses launches i and i + 1 of `p` in place, or throws a Refusal.
+Fused fuse_adjacent(Pipeline& p, size_t i, policy::Registry& reg) {
+  const std::string a = p.launches[i].kernel.name(), b = p.launches[i + 1].kernel.name();
+  const std::string t = find_temporary(p, i);
+  std::vector<std::string> parts = leaves(reg, a);
+  for (auto& part : leaves(reg, b))
+    parts.push_back(std::move(part));
+  const std::string name = fused_name(parts);
+  Built built = fuse_pair(p, i, t, name);
+  if (auto registered = reg.register_fused(name, parts); !registered)
+    throw Refusal{"the precision policy refuses the name " + quoted(name) + ": " +
+                  policy::fuse_error_message(registered.error())};
+  p.launches[i] = std::move(built.launch);
+  p.launches.erase(p.launches.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+  std::erase_if(p.buffers, [&](const BufferDecl& d) { return d.name == t; });
+  return {built.kind, a, b, t, name, std::move(built.proof)};
+}
+
+// The first launch after i + 1 that reads a buffer launch i writes: the consumer that fusion
+// across the launches in between would bring next to launch i.
+std::optional<size_t> later_consumer(const Pipeline& p, size_t i) {
+  const Launch& a = p.launches[i];
+  for (size_t j = i + 2; j < p.launches.size(); ++j) {
+    const Launch& l = p.launches[j];
+    for (uint32_t k = 0; k < l.args.size(); ++k) {
+      if (!reads(l.kernel->params[k]))
+        continue;
+      for (uint32_t ka : params_bound(a, l.args[k].buffer)) {
+        if (writes(a.kernel->params[ka]))
+          return j;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Launch j may run right after launch i, before the launches in between, when none of those
+// writes a buffer j reads or accesses a buffer j writes: j then reads the same values, and
+// nothing in between sees, or overwrites, what j writes.
+void check_commutes(const Pipeline& p, size_t i, size_t j) {
+  const Launch& b = p.launches[j];
+  for (size_t m = i + 1; m < j; ++m) {
+    const Launch& l = p.launches[m];
+    for (uint32_t k = 0; k < b.args.size(); ++k) {
+      const ir::Param& pb = b.kernel->params[k];
+      if (!pb.is_buffer())
+        continue;
+      for (uint32_t km : params_bound(l, b.args[k].buffer)) {
+        if (writes(pb) || writes(l.kernel->params[km]))
+          throw Refusal{"not adjacent, and " + describe(p, m) + " " +
+                        (writes(l.kernel->params[km]) ? "writes " : "reads ") +
+                        quoted(b.args[k].buffer) + ", which " + b.kernel.name() +
+                        (writes(pb) ? " writes" : " reads")};
+      }
+    }
+  }
+}
+
+} // namespace
+
 FuseResult fuse(const Pipeline& input, policy::Registry* registry) {
   check(input);
   policy::Registry& reg = registry ? *registry : policy::global_registry();
@@ -404,23 +466,34 @@ FuseResult fuse(const Pipeline& input, policy::Registry* registry) {
   for (size_t i = 0; i + 1 < p.launches.size();) {
     const std::string a = p.launches[i].kernel.name(), b = p.launches[i + 1].kernel.name();
     try {
-      const std::string t = find_temporary(p, i);
-      std::vector<std::string> parts = leaves(reg, a);
-      for (auto& part : leaves(reg, b))
-        parts.push_back(std::move(part));
-      const std::string name = fused_name(parts);
-      Built built = fuse_pair(p, i, t, name);
-      if (auto registered = reg.register_fused(name, parts); !registered)
-        throw Refusal{"the precision policy refuses the name " + quoted(name) + ": " +
-                      policy::fuse_error_message(registered.error())};
-      p.launches[i] = std::move(built.launch);
-      p.launches.erase(p.launches.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-      std::erase_if(p.buffers, [&](const BufferDecl& d) { return d.name == t; });
-      result.fused.push_back({built.kind, a, b, t, name, std::move(built.proof)});
+      result.fused.push_back(fuse_adjacent(p, i, reg));
+      continue;
     } catch (const Refusal& r) {
       result.refused.push_back({a, b, i, r.reason});
-      ++i;
     }
+    // A consumer further on is fused across the launches in between when it may run before them.
+    if (auto j = later_consumer(p, i)) {
+      const std::string c = p.launches[*j].kernel.name();
+      try {
+        check_commutes(p, i, *j);
+        Pipeline moved = p;
+        std::rotate(moved.launches.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                    moved.launches.begin() + static_cast<std::ptrdiff_t>(*j),
+                    moved.launches.begin() + static_cast<std::ptrdiff_t>(*j) + 1);
+        Fused f = fuse_adjacent(moved, i, reg);
+        const size_t between = *j - i - 1;
+        f.proof += "; " + c + " moved up past " + std::to_string(between) +
+                   (between == 1 ? " launch that writes nothing it reads and touches"
+                                 : " launches that write nothing it reads and touch") +
+                   " nothing it writes";
+        p = std::move(moved);
+        result.fused.push_back(std::move(f));
+        continue;
+      } catch (const Refusal& r) {
+        result.refused.push_back({a, c, i, r.reason});
+      }
+    }
+    ++i;
   }
   return result;
 }

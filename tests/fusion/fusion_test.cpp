@@ -103,6 +103,35 @@ TEST(Fusion, GroupNormThenSiluIsAnEpilogue) {
   }
 }
 
+// A launch that touches none of chain_scale's or chain_square's buffers, between chain_mad and
+// chain_scale: both consumers move up past it and fuse, and the results stay bit for bit.
+TEST(Fusion, ConsumersMoveUpPastUnrelatedLaunches) {
+  policy::Registry registry;
+  auto p = examples::elementwise_chain(kN);
+  p.buffers.push_back({"z", ir::ScalarType::F32, kN, false});
+  const Kernel twice = kernel("twice", {64}, {"a", "z"}, [](In<float> a, Out<float> z) {
+    Var i(global_id(0), "i");
+    If(i < z.size(), [&] { z[i] = a[i] + a[i]; });
+  });
+  p.launches.insert(
+      p.launches.begin() + 1,
+      pipeline::Launch{twice, {LaunchArg::of("a"), LaunchArg::of("z")}, p.launches[0].grid});
+  const auto result = pipeline::fuse(p, &registry);
+  ASSERT_EQ(result.fused.size(), 2u);
+  ASSERT_EQ(result.pipeline.launches.size(), 2u);
+  EXPECT_EQ(result.pipeline.launches[0].kernel.name(), "fused(chain_mad+chain_scale+chain_square)");
+  EXPECT_EQ(result.pipeline.launches[1].kernel.name(), "twice");
+  EXPECT_NE(result.fused[0].proof.find("chain_scale moved up past 1 launch"), std::string::npos)
+      << result.fused[0].proof;
+  for (const auto& device : devices()) {
+    SCOPED_TRACE(device);
+    const auto unfused = run_on(device, p, chain_inputs(p), registry);
+    const auto fused = run_on(device, result.pipeline, chain_inputs(p), registry);
+    EXPECT_TRUE(unfused.at("y") == fused.at("y"));
+    EXPECT_TRUE(unfused.at("z") == fused.at("z"));
+  }
+}
+
 // ---- refusals --------------------------------------------------------------------------------
 
 Kernel neighbour() {
