@@ -61,7 +61,9 @@ std::string fused_name(const std::vector<std::string>& parts);
 std::optional<std::vector<std::string>> fused_parts(std::string_view name);
 
 // Fuses every consecutive pair it can, left to right; a fused kernel may fuse again with the
-// launch after it (a chain of three elementwise kernels becomes one). Registers every fused
+// launch after it (a chain of three elementwise kernels becomes one). A later consumer of A's
+// output moves up next to A and fuses when no launch in between writes a buffer it reads or
+// touches a buffer it writes (specs/fusion.md §2, "Across launches"). Registers every fused
 // kernel with `registry` (the process-wide one when null). Checks `p` first (check()).
 FuseResult fuse(const Pipeline& p, policy::Registry* registry = nullptr);
 
