@@ -174,6 +174,7 @@ TEST(CpuLaneJam, LockstepSplitKLoopsMatchTheInterpreter) {
                   [](In<float> x, Out<float> y, Scalar<uint32_t> off, Scalar<uint32_t> n,
                      Scalar<uint32_t> step) {
                     Shared<float> mirror("mirror", 32);
+                    Private<float, 3> part("part"); // per lane, element-major in the scratch
                     Var lid(local_id(0), "lid");
                     Var acc(0.0f, "acc");
                     Var sq(0.0f, "sq");
@@ -233,11 +234,12 @@ TEST(CpuLaneJam, LockstepSplitKLoopsMatchTheInterpreter) {
 // Lockstep loops with stores and exp in the body (group_norm_silu's and softmax's last loops):
 // y[j] = v / (1 + exp(-v)), an f16 narrowing of a*b + c with inputs within an f32 ulp of a
 // binary16 midpoint (two-step rounding differs from one rounding there), and a strict sum of the
-// exps beside them. Inputs the inline exp cannot decide sit at varied positions, so the masked
-// fallback runs for single lanes of the vector loop. Lanes get different trip counts (n not a
-// multiple of the workgroup, of 16 or of the step; starts wrapping past 2^32). A second kernel
-// guards the stores with a lane-dependent if (a fused epilogue's shape, also lockstep), and a
-// third has a lane-dependent break in the loop (not lockstep: it runs lane after lane).
+// exps beside them and sums of x into a private array. Inputs the inline exp cannot decide sit at
+// varied positions, so the masked fallback runs for single lanes of the vector loop. Lanes get
+// different trip counts (n not a multiple of the workgroup, of 16 or of the step; starts wrapping
+// past 2^32). A second kernel guards the stores with a lane-dependent if (a fused epilogue's shape,
+// also lockstep), and a third has a lane-dependent break in the loop (not lockstep: it runs lane
+// after lane).
 TEST(CpuLaneJam, LockstepLoopsWithStoresAndExpMatchTheInterpreter) {
   enum class Shape { Plain, Guarded, Break };
   auto make = [](Shape shape) {
@@ -251,6 +253,7 @@ TEST(CpuLaneJam, LockstepLoopsWithStoresAndExpMatchTheInterpreter) {
                     // The barrier keeps the kernel out of flat mode (one loop over the whole
                     // row of workgroups, lanes one by one).
                     Shared<float> mirror("mirror", 32);
+                    Private<float, 3> part("part"); // per lane, element-major in the scratch
                     Var lid(local_id(0), "lid");
                     Var acc(0.0f, "acc");
                     If(n > 0u, [&] {
@@ -269,9 +272,10 @@ TEST(CpuLaneJam, LockstepLoopsWithStoresAndExpMatchTheInterpreter) {
                         else
                           store();
                         acc = acc + e;
+                        part[j % 3u] = part[j % 3u] + v;
                       });
                     });
-                    mirror[lid] = acc;
+                    mirror[lid] = acc + (part[0u] - part[1u]) * part[2u];
                     Barrier();
                     s[global_id(0)] = mirror[31u - lid];
                   });
