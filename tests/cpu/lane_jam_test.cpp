@@ -2,10 +2,13 @@
 // bodies in one loop (codegen/llvm/src/lower_lanes.cpp). Each lane's operations and their order
 // are unchanged, so the results must stay bit-identical to the interpreter's.
 #include "gemv.hpp" // examples: the split-k GEMVs, lanes in step with a loop per lane
+#include "halfway/numerics/fast_math.hpp"
+#include "halfway/numerics/math.hpp"
 #include "halfway/policy/registry.hpp"
 #include "halfway/runtime/cpu/device.hpp"
 #include "harness.hpp"
 #include "kernels.hpp" // bench/cpu: reduce_chunks, the benchmark that motivated the interleaving
+#include "tie_inputs.hpp"
 
 #include <bit>
 #include <cmath>
@@ -171,6 +174,7 @@ TEST(CpuLaneJam, LockstepSplitKLoopsMatchTheInterpreter) {
                   [](In<float> x, Out<float> y, Scalar<uint32_t> off, Scalar<uint32_t> n,
                      Scalar<uint32_t> step) {
                     Shared<float> mirror("mirror", 32);
+                    Private<float, 3> part("part"); // per lane, element-major in the scratch
                     Var lid(local_id(0), "lid");
                     Var acc(0.0f, "acc");
                     Var sq(0.0f, "sq");
@@ -225,6 +229,106 @@ TEST(CpuLaneJam, LockstepSplitKLoopsMatchTheInterpreter) {
         EXPECT_NEAR(a[i], b[i], 1e-3f * (1.0f + std::abs(a[i]))) << i;
     }
   }
+}
+
+// Lockstep loops with stores and exp in the body (group_norm_silu's and softmax's last loops):
+// y[j] = v / (1 + exp(-v)), an f16 narrowing of a*b + c with inputs within an f32 ulp of a
+// binary16 midpoint (two-step rounding differs from one rounding there), and a strict sum of the
+// exps beside them and sums of x into a private array. Inputs the inline exp cannot decide sit at
+// varied positions, so the masked fallback runs for single lanes of the vector loop. Lanes get
+// different trip counts (n not a multiple of the workgroup, of 16 or of the step; starts wrapping
+// past 2^32). A second kernel guards the stores with a lane-dependent if (a fused epilogue's shape,
+// also lockstep), and a third has a lane-dependent break in the loop (not lockstep: it runs lane
+// after lane).
+TEST(CpuLaneJam, LockstepLoopsWithStoresAndExpMatchTheInterpreter) {
+  enum class Shape { Plain, Guarded, Break };
+  auto make = [](Shape shape) {
+    return kernel(shape == Shape::Plain     ? "lockstep_store"
+                  : shape == Shape::Guarded ? "lockstep_guarded"
+                                            : "lockstep_break",
+                  {32}, {"x", "a", "b", "c", "y", "h", "s", "off", "n", "step"},
+                  [shape](In<float> x, In<float> a, In<float> b, In<float> c, Out<float> y,
+                          Out<f16> h, Out<float> s, Scalar<uint32_t> off, Scalar<uint32_t> n,
+                          Scalar<uint32_t> step) {
+                    // The barrier keeps the kernel out of flat mode (one loop over the whole
+                    // row of workgroups, lanes one by one).
+                    Shared<float> mirror("mirror", 32);
+                    Private<float, 3> part("part"); // per lane, element-major in the scratch
+                    Var lid(local_id(0), "lid");
+                    Var acc(0.0f, "acc");
+                    If(n > 0u, [&] {
+                      For(lid + off, n, step, [&](Value<uint32_t> j) {
+                        Var at(group_id(0) * n + j, "at");
+                        Var v(x[j], "v");
+                        Var e(exp(-v), "e");
+                        if (shape == Shape::Break)
+                          If(v > 80.0f, [] { Break(); });
+                        auto store = [&] {
+                          y[at] = v / (1.0f + e);
+                          h[at] = a[j] * b[j] + c[j];
+                        };
+                        if (shape == Shape::Guarded)
+                          If(v < 1e20f, store); // lanes diverge (the inputs hold +-1e30)
+                        else
+                          store();
+                        acc = acc + e;
+                        part[j % 3u] = part[j % 3u] + v;
+                      });
+                    });
+                    mirror[lid] = acc + (part[0u] - part[1u]) * part[2u];
+                    Barrier();
+                    s[global_id(0)] = mirror[31u - lid];
+                  });
+  };
+  const ir::VerifiedKernel kernels[] = {make(Shape::Plain), make(Shape::Guarded),
+                                        make(Shape::Break)};
+  // Undecided exp(-v) inputs: a scan of (-2, -1] finds a few.
+  std::vector<float> hard;
+  for (uint32_t bits = num::f32_bits(1.0f); bits < num::f32_bits(1.0f) + (1u << 23); ++bits)
+    if (!num::fast::decide(num::MathFn::Exp, num::Format::F32, num::f32_from_bits(bits)))
+      hard.push_back(-num::f32_from_bits(bits));
+  ASSERT_FALSE(hard.empty()) << "no undecided input found: the fallback is untested";
+  struct Case {
+    uint32_t off, n, step;
+  };
+  const Case cases[] = {{0, 0, 32},   {0, 1, 32}, {0, 1000, 32},          {5, 999, 32},
+                        {0, 333, 7},  {3, 47, 1}, {0xfffffff0u, 400, 41}, {0, 1000, 64},
+                        {7, 1000, 16}};
+  policy::Registry registry;
+  rt::CpuDevice cpu(&registry); // one device: each kernel compiles once
+  for (const auto& k : kernels)
+    for (const Case& cs : cases) {
+      SCOPED_TRACE(k.name() + " " + std::to_string(cs.off) + " " + std::to_string(cs.n) + " " +
+                   std::to_string(cs.step));
+      const ir::Kernel& kk = k.kernel();
+      const size_t len = 1000, groups = 2;
+      std::vector<float> xs = values(len, 21 + cs.n);
+      for (size_t i = 0; i < hard.size() && i * 37 + 11 < len; ++i)
+        xs[i * 37 + 11] = hard[i];
+      xs[500] = 88.0f; // the break (exp(-88) is near the subnormal range)
+      const MulAddInputs t = tie_mul_add(len, 5 + cs.n);
+      Launch in(kk);
+      in.buffer(kk, "x") = make_buffer(ScalarType::F32, xs);
+      in.buffer(kk, "a") = make_buffer(ScalarType::F32, t.a);
+      in.buffer(kk, "b") = make_buffer(ScalarType::F32, t.b);
+      in.buffer(kk, "c") = make_buffer(ScalarType::F32, t.c);
+      in.buffer(kk, "y") = rt::HostBuffer(ScalarType::F32, groups * len);
+      in.buffer(kk, "h") = rt::HostBuffer(ScalarType::F16, groups * len);
+      in.buffer(kk, "s") = rt::HostBuffer(ScalarType::F32, groups * 32);
+      in.set_scalar(kk, "off", cs.off);
+      in.set_scalar(kk, "n", cs.n);
+      in.set_scalar(kk, "step", cs.step);
+      in.grid = rt::Grid{{static_cast<uint32_t>(groups), 1, 1}};
+      Launch want = run_interp(k, in);
+      Launch got = run_device(cpu, k, in);
+      EXPECT_EQ(compare_bits(kk, want, got), "");
+      // The stores ran in both groups: x[2] is 1e-40, silu of it half that.
+      if (cs.n > 2 && cs.off == 0) {
+        auto y = contents<float>(got.buffer(kk, "y"));
+        EXPECT_EQ(y[2], 5e-41f);
+        EXPECT_EQ(y[cs.n + 2], 5e-41f);
+      }
+    }
 }
 
 } // namespace

@@ -223,15 +223,31 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
       if (sets_var(s))
         return none;
   bool accumulates = false;
+  bool body_stores = false; // stores, or ifs (an epilogue's `if (i < len(y))` around its store)
+  // Simple statements, stores, and ifs of them (lockstep only, below), never setting the loop
+  // variable.
+  auto body_ok = [&](const auto& self, const ir::Stmt& s) -> bool {
+    if (s.kind == ir::StmtKind::If) {
+      body_stores = true;
+      for (const auto* branch : {&s.body, &s.else_body})
+        for (const ir::Stmt& t : *branch)
+          if (!self(self, t))
+            return false;
+      return true;
+    }
+    if (s.kind == ir::StmtKind::Store) {
+      body_stores = true;
+      return true;
+    }
+    return s.local != jam.loop->local && simple(s, false);
+  };
   for (const ir::Stmt& s : jam.loop->body) {
-    if (s.local == jam.loop->local)
-      return none;
-    if (s.kind == ir::StmtKind::Assign && local_ok(s.local) &&
+    if (s.kind == ir::StmtKind::Assign && s.local != jam.loop->local && local_ok(s.local) &&
         plan_.accumulations.count({s.local, s.a})) {
       accumulates = true;
       continue;
     }
-    if (!simple(s, false))
+    if (!body_ok(body_ok, s))
       return none;
   }
   const bool uniform_rest = uniform_expr(jam.loop->b, 0) && uniform_expr(jam.loop->c, 0);
@@ -240,6 +256,14 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
   // A relaxed accumulation in step: only in lockstep, where lanes are the vectorised dimension
   // (elsewhere the vectoriser widens the loop itself, and its shape decides the rounding).
   if (accumulates && !jam.lockstep)
+    return none;
+  // Stores and ifs in the loop: only in lockstep. It runs iteration i of every lane before
+  // iteration i + 1 of any while all lanes go on, as the interpreter does, and then lane after
+  // lane; each lane's own loads and stores keep their order, so only a kernel racing between lanes
+  // of one part (unspecified on a GPU) could tell it from lane after lane. The per-lane strided
+  // loops with exp and a store (group_norm_silu's and softmax's last loops) then have the lanes as
+  // the vectorised loop instead of running each lane's exp scalar.
+  if (body_stores && !jam.lockstep)
     return none;
   return jam;
 }
