@@ -58,25 +58,24 @@ LaunchView::LaunchView(const Pipeline& p, const Launch& l)
   // when it is assigned under control flow that depends on memory.
   for (bool changed = true; changed;) {
     changed = false;
-    std::function<void(const std::vector<ir::Stmt>&, bool)> walk =
-        [&](const std::vector<ir::Stmt>& block, bool control) {
-          for (const ir::Stmt& s : block) {
-            bool value = control;
-            for (ExprId e : ir::stmt_exprs(s))
-              value = value || data_dependent(e);
-            if (s.kind == StmtKind::Atomic)
-              value = true;
-            if ((s.kind == StmtKind::Let || assigns(s)) && s.local != ir::kNone && value &&
-                !tainted_locals_[s.local]) {
-              tainted_locals_[s.local] = true;
-              changed = true;
-            }
-            bool inner = control || (s.kind != StmtKind::Let && s.kind != StmtKind::Assign &&
-                                     s.kind != StmtKind::Store && value);
-            walk(s.body, inner);
-            walk(s.else_body, inner);
-          }
-        };
+    std::function<void(const ir::Body&, bool)> walk = [&](const ir::Body& block, bool control) {
+      for (const ir::Stmt& s : block) {
+        bool value = control;
+        for (ExprId e : ir::stmt_exprs(s))
+          value = value || data_dependent(e);
+        if (s.kind == StmtKind::Atomic)
+          value = true;
+        if ((s.kind == StmtKind::Let || assigns(s)) && s.local != ir::kNone && value &&
+            !tainted_locals_[s.local]) {
+          tainted_locals_[s.local] = true;
+          changed = true;
+        }
+        bool inner = control || (s.kind != StmtKind::Let && s.kind != StmtKind::Assign &&
+                                 s.kind != StmtKind::Store && value);
+        walk(s.body, inner);
+        walk(s.else_body, inner);
+      }
+    };
     walk(k_->body, false);
   }
 }
@@ -132,8 +131,8 @@ bool LaunchView::data_dependent(ExprId e) const {
 
 std::vector<Site> sites(const LaunchView& v) {
   std::vector<Site> out;
-  std::function<void(const std::vector<ir::Stmt>&, std::optional<uint64_t>)> walk =
-      [&](const std::vector<ir::Stmt>& block, std::optional<uint64_t> bound) {
+  std::function<void(const ir::Body&, std::optional<uint64_t>)> walk =
+      [&](const ir::Body& block, std::optional<uint64_t> bound) {
         for (const ir::Stmt& s : block) {
           out.push_back({&s, bound});
           std::optional<uint64_t> inner = bound;

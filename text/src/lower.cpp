@@ -549,13 +549,13 @@ private:
   }
 
   // ---- statements ---------------------------------------------------------------------------
-  void block(const std::vector<ast::Stmt>& in, std::vector<ir::Stmt>& out) {
-    out.reserve(in.size()); // exactly: a Stmt is 80 bytes, doubling would waste up to half
+  void block(const std::vector<ast::Stmt>& in, ir::Body& out) {
+    out.reserve(in.size()); // exactly: doubling would waste up to half of the block
     for (const ast::Stmt& s : in)
       boost::apply_visitor([&](const auto& n) { out.push_back(stmt(unwrap(n))); }, s.get());
   }
 
-  void scoped_block(const std::vector<ast::Stmt>& in, std::vector<ir::Stmt>& out) {
+  void scoped_block(const std::vector<ast::Stmt>& in, ir::Body& out) {
     scopes_.emplace_back();
     block(in, out);
     pop_scope();
