@@ -10,6 +10,13 @@ using ir::ExprId;
 using ir::Op;
 using ir::StmtKind;
 
+bool loads(const ir::Expr& x) {
+  return x.op == Op::Load;
+}
+bool floats(const ir::Expr& x) {
+  return ir::is_float(x.type);
+}
+
 bool assigns(const ir::Stmt& s) {
   return s.kind == StmtKind::Assign || s.kind == StmtKind::For ||
          (s.kind == StmtKind::Atomic && s.local != ir::kNone);
@@ -35,7 +42,7 @@ std::vector<ExprId> subexprs(const ir::Kernel& k, ExprId root) {
 
 LaunchView::LaunchView(const Pipeline& p, const Launch& l)
     : l_(&l), k_(&l.kernel.kernel()), sizes_(k_->params.size(), 0),
-      own_locals_(k_->locals.size(), false), tainted_locals_(k_->locals.size(), false) {
+      own_locals_(k_->locals.size(), false) {
   for (uint32_t j = 0; j < k_->params.size(); ++j) {
     if (const BufferDecl* b = p.bound(l, j))
       sizes_[j] = b->size;
@@ -54,20 +61,26 @@ LaunchView::LaunchView(const Pipeline& p, const Launch& l)
   for (size_t i = 0; i < own_locals_.size(); ++i)
     own_locals_[i] = own_locals_[i] && !reassigned[i];
 
-  // Memory dependence, to a fixed point: a local is tainted when any value assigned to it is, or
-  // when it is assigned under control flow that depends on memory.
+  tainted_locals_ = taint(true, loads);
+  float_locals_ = taint(false, floats);
+}
+
+std::vector<bool> LaunchView::taint(bool atomics, Leaf leaf) {
+  // To a fixed point: a local is tainted when any value assigned to it is, or when it is assigned
+  // under control flow that is.
+  std::vector<bool> tainted(k_->locals.size(), false);
   for (bool changed = true; changed;) {
     changed = false;
     std::function<void(const ir::Body&, bool)> walk = [&](const ir::Body& block, bool control) {
       for (const ir::Stmt& s : block) {
         bool value = control;
         for (ExprId e : ir::stmt_exprs(s))
-          value = value || data_dependent(e);
-        if (s.kind == StmtKind::Atomic)
+          value = value || depends(tainted, leaf, e);
+        if (s.kind == StmtKind::Atomic && atomics)
           value = true;
         if ((s.kind == StmtKind::Let || assigns(s)) && s.local != ir::kNone && value &&
-            !tainted_locals_[s.local]) {
-          tainted_locals_[s.local] = true;
+            !tainted[s.local]) {
+          tainted[s.local] = true;
           changed = true;
         }
         bool inner = control || (s.kind != StmtKind::Let && s.kind != StmtKind::Assign &&
@@ -78,6 +91,16 @@ LaunchView::LaunchView(const Pipeline& p, const Launch& l)
     };
     walk(k_->body, false);
   }
+  return tainted;
+}
+
+bool LaunchView::depends(const std::vector<bool>& tainted, Leaf leaf, ExprId e) const {
+  for (ExprId x : subexprs(*k_, e)) {
+    const ir::Expr& n = k_->expr(x);
+    if (leaf(n) || (n.op == Op::LocalGet && tainted[n.ref]))
+      return true;
+  }
+  return false;
 }
 
 bool LaunchView::one_dimensional() const {
@@ -121,12 +144,11 @@ std::optional<uint64_t> LaunchView::guard_bound(ExprId cond) const {
 }
 
 bool LaunchView::data_dependent(ExprId e) const {
-  for (ExprId x : subexprs(*k_, e)) {
-    const ir::Expr& n = k_->expr(x);
-    if (n.op == Op::Load || (n.op == Op::LocalGet && tainted_locals_[n.ref]))
-      return true;
-  }
-  return false;
+  return depends(tainted_locals_, loads, e);
+}
+
+bool LaunchView::float_dependent(ExprId e) const {
+  return depends(float_locals_, floats, e);
 }
 
 std::vector<Site> sites(const LaunchView& v) {

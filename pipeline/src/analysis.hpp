@@ -32,13 +32,26 @@ public:
   // Whether an expression's value may depend on memory (a load, an atomic's result, or a local
   // assigned from one or under a condition that does).
   bool data_dependent(ir::ExprId e) const;
+  // Whether a local may hold a value that depends on memory (data_dependent's rule for locals).
+  bool tainted(uint32_t local) const { return tainted_locals_[local]; }
+  // Whether an expression's value may depend on float arithmetic (a float-typed node, or a local
+  // assigned from one or under a condition that does): devices may round it differently.
+  bool float_dependent(ir::ExprId e) const;
+  bool float_tainted(uint32_t local) const { return float_locals_[local]; }
 
 private:
+  using Leaf = bool (*)(const ir::Expr&);
+  // The locals that depend, to a fixed point, on nodes for which `leaf` holds (and on atomics'
+  // results when `atomics`).
+  std::vector<bool> taint(bool atomics, Leaf leaf);
+  bool depends(const std::vector<bool>& tainted, Leaf leaf, ir::ExprId e) const;
+
   const Launch* l_;
   const ir::Kernel* k_;
   std::vector<uint64_t> sizes_;
   std::vector<bool> own_locals_;
   std::vector<bool> tainted_locals_;
+  std::vector<bool> float_locals_;
 };
 
 // Every statement of `k` in program order with the tightest bound that the `if` conditions around

@@ -1,6 +1,7 @@
 #include "halfway/pipeline/fuse.hpp"
 
 #include "analysis.hpp"
+#include "coverage.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/policy/policy.hpp"
@@ -199,6 +200,7 @@ ir::Stmt set_local(StmtKind kind, uint32_t local, ir::ExprId value) {
 struct Built {
   FusionKind kind;
   Launch launch;
+  std::string proof;
 };
 
 std::vector<std::string> leaves(const policy::Registry& registry, const std::string& name) {
@@ -253,6 +255,10 @@ Built fuse_pair(const Pipeline& p, size_t ia, const std::string& t, const std::s
                       std::to_string(std::min(covers, size)) + " elements, " + quoted(t) + " has " +
                       std::to_string(tdecl.size)};
     }
+    // B now runs only where A stores: an element of t that A's launch never stores would leave
+    // B's output unwritten where the unfused B computed it from the temporary's zero.
+    if (auto why = coverage::refute(a, store, ta, t, tdecl.size))
+      throw Refusal{*why};
   }
 
   rewrite::Target out;
@@ -322,8 +328,13 @@ Built fuse_pair(const Pipeline& p, size_t ia, const std::string& t, const std::s
     out.kernel.body = ca.block(ka.body);
   }
   try {
+    const std::string size = std::to_string(tdecl.size);
+    std::string proof = elementwise ? "each lane reads only the element of " + quoted(t) +
+                                          " it wrote, and the local starts zero like the temporary"
+                                    : "A's launch stores each of the " + size + " elements of " +
+                                          quoted(t) + " once";
     return {elementwise ? FusionKind::Elementwise : FusionKind::Epilogue,
-            Launch{ir::verify(std::move(out.kernel)), std::move(args), la.grid}};
+            Launch{ir::verify(std::move(out.kernel)), std::move(args), la.grid}, std::move(proof)};
   } catch (const Error& e) {
     throw Error(ErrorKind::Internal, "fusing " + describe(p, ia) + " with " + describe(p, ia + 1) +
                                          " made a kernel that does not verify: " + e.message());
@@ -336,12 +347,116 @@ std::string_view name(FusionKind kind) {
   return kind == FusionKind::Elementwise ? "elementwise" : "epilogue";
 }
 
-std::string fused_name(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& part : parts)
-    out += (out.empty() ? "" : "+") + part;
-  return "fused(" + out + ")";
+namespace {
+// The characters that structure a fused name; inside a part each is written after a backslash.
+bool structural(char c) {
+  return c == '\\' || c == '+' || c == '(' || c == ')';
 }
+} // namespace
+
+std::string fused_name(const std::vector<std::string>& parts) {
+  std::string out = "fused(";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0)
+      out += '+';
+    for (char c : parts[i]) {
+      if (structural(c))
+        out += '\\';
+      out += c;
+    }
+  }
+  return out + ")";
+}
+
+std::optional<std::vector<std::string>> fused_parts(std::string_view name) {
+  constexpr std::string_view open = "fused(";
+  if (name.size() <= open.size() + 1 || !name.starts_with(open) || name.back() != ')')
+    return std::nullopt;
+  const std::string_view body = name.substr(open.size(), name.size() - open.size() - 1);
+  std::vector<std::string> parts(1);
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c == '\\') {
+      // Only the structural characters are escaped, so that every fused name has one spelling.
+      if (i + 1 == body.size() || !structural(body[i + 1]))
+        return std::nullopt;
+      parts.back() += body[++i];
+    } else if (c == '+') {
+      parts.emplace_back();
+    } else if (c == '(' || c == ')') {
+      return std::nullopt;
+    } else {
+      parts.back() += c;
+    }
+  }
+  for (const auto& part : parts) {
+    if (part.empty())
+      return std::nullopt;
+  }
+  return parts;
+}
+
+namespace {
+
+// Fuses launches i and i + 1 of `p` in place, or throws a Refusal.
+Fused fuse_adjacent(Pipeline& p, size_t i, policy::Registry& reg) {
+  const std::string a = p.launches[i].kernel.name(), b = p.launches[i + 1].kernel.name();
+  const std::string t = find_temporary(p, i);
+  std::vector<std::string> parts = leaves(reg, a);
+  for (auto& part : leaves(reg, b))
+    parts.push_back(std::move(part));
+  const std::string name = fused_name(parts);
+  Built built = fuse_pair(p, i, t, name);
+  if (auto registered = reg.register_fused(name, parts); !registered)
+    throw Refusal{"the precision policy refuses the name " + quoted(name) + ": " +
+                  policy::fuse_error_message(registered.error())};
+  p.launches[i] = std::move(built.launch);
+  p.launches.erase(p.launches.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+  std::erase_if(p.buffers, [&](const BufferDecl& d) { return d.name == t; });
+  return {built.kind, a, b, t, name, std::move(built.proof)};
+}
+
+// The first launch after i + 1 that reads a buffer launch i writes: the consumer that fusion
+// across the launches in between would bring next to launch i.
+std::optional<size_t> later_consumer(const Pipeline& p, size_t i) {
+  const Launch& a = p.launches[i];
+  for (size_t j = i + 2; j < p.launches.size(); ++j) {
+    const Launch& l = p.launches[j];
+    for (uint32_t k = 0; k < l.args.size(); ++k) {
+      if (!reads(l.kernel->params[k]))
+        continue;
+      for (uint32_t ka : params_bound(a, l.args[k].buffer)) {
+        if (writes(a.kernel->params[ka]))
+          return j;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Launch j may run right after launch i, before the launches in between, when none of those
+// writes a buffer j reads or accesses a buffer j writes: j then reads the same values, and
+// nothing in between sees, or overwrites, what j writes.
+void check_commutes(const Pipeline& p, size_t i, size_t j) {
+  const Launch& b = p.launches[j];
+  for (size_t m = i + 1; m < j; ++m) {
+    const Launch& l = p.launches[m];
+    for (uint32_t k = 0; k < b.args.size(); ++k) {
+      const ir::Param& pb = b.kernel->params[k];
+      if (!pb.is_buffer())
+        continue;
+      for (uint32_t km : params_bound(l, b.args[k].buffer)) {
+        if (writes(pb) || writes(l.kernel->params[km]))
+          throw Refusal{"not adjacent, and " + describe(p, m) + " " +
+                        (writes(l.kernel->params[km]) ? "writes " : "reads ") +
+                        quoted(b.args[k].buffer) + ", which " + b.kernel.name() +
+                        (writes(pb) ? " writes" : " reads")};
+      }
+    }
+  }
+}
+
+} // namespace
 
 FuseResult fuse(const Pipeline& input, policy::Registry* registry) {
   check(input);
@@ -351,23 +466,34 @@ FuseResult fuse(const Pipeline& input, policy::Registry* registry) {
   for (size_t i = 0; i + 1 < p.launches.size();) {
     const std::string a = p.launches[i].kernel.name(), b = p.launches[i + 1].kernel.name();
     try {
-      const std::string t = find_temporary(p, i);
-      std::vector<std::string> parts = leaves(reg, a);
-      for (auto& part : leaves(reg, b))
-        parts.push_back(std::move(part));
-      const std::string name = fused_name(parts);
-      Built built = fuse_pair(p, i, t, name);
-      if (auto registered = reg.register_fused(name, parts); !registered)
-        throw Refusal{"the precision policy refuses the name " + quoted(name) + ": " +
-                      policy::fuse_error_message(registered.error())};
-      p.launches[i] = std::move(built.launch);
-      p.launches.erase(p.launches.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-      std::erase_if(p.buffers, [&](const BufferDecl& d) { return d.name == t; });
-      result.fused.push_back({built.kind, a, b, t, name});
+      result.fused.push_back(fuse_adjacent(p, i, reg));
+      continue;
     } catch (const Refusal& r) {
       result.refused.push_back({a, b, i, r.reason});
-      ++i;
     }
+    // A consumer further on is fused across the launches in between when it may run before them.
+    if (auto j = later_consumer(p, i)) {
+      const std::string c = p.launches[*j].kernel.name();
+      try {
+        check_commutes(p, i, *j);
+        Pipeline moved = p;
+        std::rotate(moved.launches.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                    moved.launches.begin() + static_cast<std::ptrdiff_t>(*j),
+                    moved.launches.begin() + static_cast<std::ptrdiff_t>(*j) + 1);
+        Fused f = fuse_adjacent(moved, i, reg);
+        const size_t between = *j - i - 1;
+        f.proof += "; " + c + " moved up past " + std::to_string(between) +
+                   (between == 1 ? " launch that writes nothing it reads and touches"
+                                 : " launches that write nothing it reads and touch") +
+                   " nothing it writes";
+        p = std::move(moved);
+        result.fused.push_back(std::move(f));
+        continue;
+      } catch (const Refusal& r) {
+        result.refused.push_back({a, c, i, r.reason});
+      }
+    }
+    ++i;
   }
   return result;
 }

@@ -9,22 +9,6 @@
 
 namespace halfway::pipeline {
 
-std::optional<std::vector<std::string>> fused_parts(std::string_view name) {
-  constexpr std::string_view open = "fused(";
-  if (name.size() <= open.size() + 1 || name.substr(0, open.size()) != open || name.back() != ')')
-    return std::nullopt;
-  std::vector<std::string> parts;
-  std::string_view rest = name.substr(open.size(), name.size() - open.size() - 1);
-  for (size_t at; (at = rest.find('+')) != std::string_view::npos; rest.remove_prefix(at + 1))
-    parts.emplace_back(rest.substr(0, at));
-  parts.emplace_back(rest);
-  for (const auto& part : parts) {
-    if (part.empty())
-      return std::nullopt;
-  }
-  return parts;
-}
-
 void register_fused_names(const std::vector<std::string>& names, policy::Registry* registry) {
   policy::Registry& reg = registry ? *registry : policy::global_registry();
   for (const auto& name : names) {

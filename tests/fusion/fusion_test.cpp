@@ -7,6 +7,7 @@
 #include "halfway/policy/registry.hpp"
 #include "pipelines.hpp"
 
+#include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -102,6 +103,35 @@ TEST(Fusion, GroupNormThenSiluIsAnEpilogue) {
   }
 }
 
+// A launch that touches none of chain_scale's or chain_square's buffers, between chain_mad and
+// chain_scale: both consumers move up past it and fuse, and the results stay bit for bit.
+TEST(Fusion, ConsumersMoveUpPastUnrelatedLaunches) {
+  policy::Registry registry;
+  auto p = examples::elementwise_chain(kN);
+  p.buffers.push_back({"z", ir::ScalarType::F32, kN, false});
+  const Kernel twice = kernel("twice", {64}, {"a", "z"}, [](In<float> a, Out<float> z) {
+    Var i(global_id(0), "i");
+    If(i < z.size(), [&] { z[i] = a[i] + a[i]; });
+  });
+  p.launches.insert(
+      p.launches.begin() + 1,
+      pipeline::Launch{twice, {LaunchArg::of("a"), LaunchArg::of("z")}, p.launches[0].grid});
+  const auto result = pipeline::fuse(p, &registry);
+  ASSERT_EQ(result.fused.size(), 2u);
+  ASSERT_EQ(result.pipeline.launches.size(), 2u);
+  EXPECT_EQ(result.pipeline.launches[0].kernel.name(), "fused(chain_mad+chain_scale+chain_square)");
+  EXPECT_EQ(result.pipeline.launches[1].kernel.name(), "twice");
+  EXPECT_NE(result.fused[0].proof.find("chain_scale moved up past 1 launch"), std::string::npos)
+      << result.fused[0].proof;
+  for (const auto& device : devices()) {
+    SCOPED_TRACE(device);
+    const auto unfused = run_on(device, p, chain_inputs(p), registry);
+    const auto fused = run_on(device, result.pipeline, chain_inputs(p), registry);
+    EXPECT_TRUE(unfused.at("y") == fused.at("y"));
+    EXPECT_TRUE(unfused.at("z") == fused.at("z"));
+  }
+}
+
 // ---- refusals --------------------------------------------------------------------------------
 
 Kernel neighbour() {
@@ -190,6 +220,156 @@ TEST(FusionRefuses, ConsumerThatIsNotElementwise) {
   p.launches[1].args[0] = LaunchArg::of("t");
   p.launches[1].args[3] = LaunchArg::of("y");
   EXPECT_NE(refusal(p).find("B (group_norm) is not elementwise"), std::string::npos) << refusal(p);
+}
+
+// ---- coverage: an epilogue only where A's launch stores every element of t exactly once -------
+
+// A stores t[i] = x[i] below `bound` with workgroup `a_workgroup` over 128 lanes; B adds 1 over
+// t's 100 elements with workgroup 64. With A's workgroup 32 the pair is an epilogue; with 64 it
+// is elementwise. `naive` is what an epilogue fusion without the coverage proof would make:
+// B's body where A stores, nothing elsewhere.
+std::string guarded_file(uint32_t a_workgroup, uint32_t bound) {
+  const std::string wg = std::to_string(a_workgroup), b = std::to_string(bound);
+  const std::string groups = std::to_string(128 / a_workgroup);
+  return "kernel producer workgroup(" + wg +
+         ", 1, 1) {\n"
+         "  param x: buffer<f32, read>;\n  param t: buffer<f32, write>;\n"
+         "  let i: u32 = global_id(0);\n  if lt(i, " +
+         b +
+         ":u32) {\n    t[i] = x[i];\n  }\n}\n"
+         "kernel bump workgroup(64, 1, 1) {\n"
+         "  param t: buffer<f32, read>;\n  param y: buffer<f32, write>;\n"
+         "  let i: u32 = global_id(0);\n"
+         "  if lt(i, len(y)) {\n    y[i] = add(t[i], 1.0:f32);\n  }\n}\n"
+         "kernel naive workgroup(" +
+         wg +
+         ", 1, 1) {\n"
+         "  param x: buffer<f32, read>;\n  param y: buffer<f32, write>;\n"
+         "  let i: u32 = global_id(0);\n  if lt(i, " +
+         b +
+         ":u32) {\n    y[i] = add(x[i], 1.0:f32);\n  }\n}\n"
+         "pipeline pair {\n  buffer x: f32[100];\n  temp t: f32[100];\n  buffer y: f32[100];\n"
+         "  launch producer(x, t) groups(" +
+         groups +
+         ", 1, 1);\n  launch bump(t, y) groups(2, 1, 1);\n}\n"
+         "pipeline naive {\n  buffer x: f32[100];\n  buffer y: f32[100];\n"
+         "  launch naive(x, y) groups(" +
+         groups + ", 1, 1);\n}\n";
+}
+
+pipeline::Buffers x_inputs(const pipeline::Pipeline& p) {
+  pipeline::Buffers io = pipeline::make_buffers(p);
+  io.at("x") =
+      examples::detail_inputs::f32_buffer(examples::detail_inputs::stress(io.at("x").size(), 3));
+  return io;
+}
+
+std::vector<float> floats(const rt::HostBuffer& b) {
+  std::vector<float> out(b.size());
+  std::memcpy(out.data(), b.data(), b.size_bytes());
+  return out;
+}
+
+TEST(FusionCoverage, AnEpilogueThatSkipsElementsIsRefused) {
+  policy::Registry registry;
+  const text::KernelFile file(guarded_file(32, 90), "pair.hk");
+  const auto p = pipeline::from_text(file, "pair", &registry);
+  auto result = pipeline::fuse(p, &registry);
+  ASSERT_EQ(result.refused.size(), 1u);
+  EXPECT_EQ(result.pipeline.launches.size(), 2u);
+  EXPECT_EQ(result.refused[0].reason,
+            "A may not write every element of 't': its launch never stores t[90] (10 of 100 "
+            "elements), where the unfused B reads the temporary's zero and the fused kernel would "
+            "write nothing");
+  // Why: the unfused pipeline computes y = 0 + 1 where A skips t; the naive fusion leaves y as
+  // the caller gave it (zero) there, and agrees everywhere else.
+  const auto unfused = floats(run_on("interp", p, x_inputs(p), registry).at("y"));
+  const auto naive_p = pipeline::from_text(file, "naive", &registry);
+  const auto naive = floats(run_on("interp", naive_p, x_inputs(naive_p), registry).at("y"));
+  for (size_t i = 0; i < 100; ++i) {
+    SCOPED_TRACE(i);
+    if (i < 90) {
+      EXPECT_EQ(unfused[i], naive[i]);
+    } else {
+      EXPECT_EQ(unfused[i], 1.0f);
+      EXPECT_EQ(naive[i], 0.0f);
+    }
+  }
+}
+
+// Elementwise fusion needs no coverage proof: t becomes a local that starts at zero, as the
+// temporary did, and a lane reads only what it wrote itself. A guard below t's length fuses and
+// still computes y = 0 + 1 where A skips t, bit for bit on every device.
+TEST(FusionCoverage, ElementwiseFusionKeepsTheTemporarysZero) {
+  policy::Registry registry;
+  const auto p =
+      pipeline::from_text(text::KernelFile(guarded_file(64, 90), "pair.hk"), "pair", &registry);
+  auto result = pipeline::fuse(p, &registry);
+  ASSERT_EQ(result.fused.size(), 1u) << (result.refused.empty() ? "" : result.refused[0].reason);
+  EXPECT_EQ(result.fused[0].kind, pipeline::FusionKind::Elementwise);
+  for (const auto& device : devices()) {
+    SCOPED_TRACE(device);
+    const auto unfused = floats(run_on(device, p, x_inputs(p), registry).at("y"));
+    const auto fused = floats(run_on(device, result.pipeline, x_inputs(p), registry).at("y"));
+    EXPECT_EQ(unfused, fused);
+    EXPECT_EQ(fused[95], 1.0f);
+  }
+}
+
+// GroupNorm launched one workgroup short leaves the last group instance of t unwritten: its
+// reduction, barriers and loops are enumerated from the launch, and the pair is refused.
+TEST(FusionCoverage, GroupNormOneWorkgroupShortIsRefused) {
+  auto p = examples::group_norm_then_silu(2, 16, 4, 81); // 8 instances of 4 x 81 elements
+  p.launches[0].grid.groups[0] -= 1;
+  EXPECT_EQ(refusal(p), "A may not write every element of 't': its launch never stores t[2268] "
+                        "(324 of 2592 elements), where the unfused B reads the temporary's zero "
+                        "and the fused kernel would write nothing");
+}
+
+// ---- fused names ------------------------------------------------------------------------------
+
+TEST(FusedNames, PartsWithTheSeparatorsRoundTrip) {
+  const std::vector<std::string> parts{"x+y", "f(z)", "back\\slash", "plain", "(+)"};
+  const std::string name = pipeline::fused_name(parts);
+  EXPECT_EQ(name, "fused(x\\+y+f\\(z\\)+back\\\\slash+plain+\\(\\+\\))");
+  EXPECT_EQ(pipeline::fused_parts(name), parts);
+  EXPECT_EQ(pipeline::fused_parts("fused(a+b)"), (std::vector<std::string>{"a", "b"}));
+  // Not the form fused_name makes: nothing is read as parts.
+  for (const char* other : {"fused(a+b", "fused()", "fused(a+)", "fused(+a)", "fused(a(b)",
+                            "fused(a)b)", "fused(a\\b)", "fused(a\\)", "fuse(a+b)", "a+b"}) {
+    SCOPED_TRACE(other);
+    EXPECT_EQ(pipeline::fused_parts(other), std::nullopt);
+  }
+}
+
+// Kernels whose quoted names hold '+', '(' and ')' fuse, print, read back and register the same
+// parts; without the escape, "fused(a+b+f(x))" would read as three parts or none.
+TEST(FusedNames, AFusedPipelineOfOddNamesReadsBackWithItsParts) {
+  const std::string file = "kernel \"a+b\" workgroup(64, 1, 1) {\n"
+                           "  param x: buffer<f32, read>;\n  param t: buffer<f32, write>;\n"
+                           "  let i: u32 = global_id(0);\n"
+                           "  if lt(i, len(t)) {\n    t[i] = mul(x[i], x[i]);\n  }\n}\n"
+                           "kernel \"f(x)\" workgroup(64, 1, 1) {\n"
+                           "  param t: buffer<f32, read>;\n  param y: buffer<f32, write>;\n"
+                           "  let i: u32 = global_id(0);\n"
+                           "  if lt(i, len(y)) {\n    y[i] = add(t[i], 1.0:f32);\n  }\n}\n"
+                           "pipeline p {\n  buffer x: f32[100];\n  temp t: f32[100];\n"
+                           "  buffer y: f32[100];\n  launch \"a+b\"(x, t) groups(2, 1, 1);\n"
+                           "  launch \"f(x)\"(t, y) groups(2, 1, 1);\n}\n";
+  policy::Registry registry;
+  const auto fused = pipeline::fuse(
+      pipeline::from_text(text::KernelFile(file, "odd.hk"), "", &registry), &registry);
+  ASSERT_EQ(fused.fused.size(), 1u);
+  const std::string name = "fused(a\\+b+f\\(x\\))";
+  EXPECT_EQ(fused.fused[0].name, name);
+  EXPECT_EQ(registry.fused_parts(name), (std::vector<std::string>{"a+b", "f(x)"}));
+  const std::string printed = pipeline::print(fused.pipeline);
+  EXPECT_NE(printed.find("kernel \"fused(a\\\\+b+f\\\\(x\\\\))\" workgroup"), std::string::npos)
+      << printed;
+  policy::Registry fresh;
+  const auto back = pipeline::from_text(text::KernelFile(printed, "fused.hk"), "", &fresh);
+  EXPECT_EQ(pipeline::print(back), printed);
+  EXPECT_EQ(fresh.fused_parts(name), (std::vector<std::string>{"a+b", "f(x)"}));
 }
 
 TEST(Pipeline, CheckNamesTheLaunchAndBuffer) {

@@ -44,11 +44,13 @@ Runner add_fuse(CLI::App& app) {
     const char* sep = "";
     for (const auto& f : result.fused) {
       notes << "// fused: " << f.producer << " + " << f.consumer << " -> " << f.name << " ("
-            << pipeline::name(f.kind) << "); temporary " << f.temporary << " removed\n";
+            << pipeline::name(f.kind) << "); temporary " << f.temporary
+            << " removed; proven: " << f.proof << "\n";
       fused << sep << "{\"producer\": " << json_quote(f.producer)
             << ", \"consumer\": " << json_quote(f.consumer) << ", \"name\": " << json_quote(f.name)
             << ", \"kind\": \"" << pipeline::name(f.kind)
-            << "\", \"temporary\": " << json_quote(f.temporary) << "}";
+            << "\", \"temporary\": " << json_quote(f.temporary)
+            << ", \"proof\": " << json_quote(f.proof) << "}";
       sep = ", ";
     }
     sep = "";

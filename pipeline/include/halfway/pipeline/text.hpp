@@ -9,6 +9,7 @@
 //       launch silu(t, y) groups(11, 1, 1);
 //     }
 
+#include "halfway/pipeline/fuse.hpp"
 #include "halfway/pipeline/pipeline.hpp"
 #include "halfway/text/kernel_file.hpp"
 
@@ -34,10 +35,8 @@ Pipeline from_text(const text::KernelFile& file, std::string_view name = {},
 // then the pipeline block; from_text reads it back to the same pipeline.
 std::string print(const Pipeline& p);
 
-// The parts of a name of the form fused(a+b+...) that fused_name() makes; none for other names.
-std::optional<std::vector<std::string>> fused_parts(std::string_view name);
-
-// Registers every name among `names` of the fused form as fused from its parts.
+// Registers every name among `names` of the fused form (fused_parts, fuse.hpp) as fused from its
+// parts.
 void register_fused_names(const std::vector<std::string>& names, policy::Registry* registry);
 
 } // namespace halfway::pipeline
