@@ -41,7 +41,7 @@ public:
     return out;
   }
 
-  template <class F> static void walk(const std::vector<ir::Stmt>& body, const F& f) {
+  template <class F> static void walk(const ir::Body& body, const F& f) {
     for (const ir::Stmt& s : body) {
       f(s);
       walk(s.body, f);

@@ -90,7 +90,7 @@ public:
     return out;
   }
 
-  std::vector<CStmt> block(const std::vector<ir::Stmt>& stmts) {
+  std::vector<CStmt> block(const ir::Body& stmts) {
     std::vector<CStmt> out;
     for (const ir::Stmt& s : stmts) {
       CStmt c;

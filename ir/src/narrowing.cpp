@@ -284,8 +284,7 @@ public:
     return e.op == Op::LocalGet && e.ref == local;
   }
 
-  void accumulations(const std::vector<Stmt>& block, int loop_depth,
-                     std::vector<Accumulation>& out) const {
+  void accumulations(const Body& block, int loop_depth, std::vector<Accumulation>& out) const {
     for (const Stmt& s : block) {
       if (s.kind == StmtKind::Assign && loop_depth > 0 && is_float(k_.locals[s.local].type)) {
         const Expr& e = k_.expr(s.a);

@@ -135,7 +135,7 @@ public:
     invalid_op(e.op);
   }
 
-  void block(const std::vector<Stmt>& stmts, int depth) {
+  void block(const Body& stmts, int depth) {
     for (const Stmt& s : stmts)
       stmt(s, depth);
   }

@@ -441,7 +441,7 @@ private:
   }
 
   // ---- statements ---------------------------------------------------------------------------
-  void block(const std::vector<Stmt>& stmts, int loop_depth) {
+  void block(const Body& stmts, int loop_depth) {
     scopes_.emplace_back();
     for (const Stmt& s : stmts)
       stmt(s, loop_depth);
@@ -597,7 +597,7 @@ private:
       changed_ = true;
   }
 
-  void flow(const std::vector<Stmt>& stmts, bool div) {
+  void flow(const Body& stmts, bool div) {
     for (const Stmt& s : stmts) {
       bool d = div || returned_divergently_;
       switch (s.kind) {

@@ -156,7 +156,7 @@ public:
                     {node(Op::NumGroups, ScalarType::U32, {}, d),
                      node(Op::GroupSize, ScalarType::U32, {}, d)});
       });
-    std::vector<Stmt>& body = k.body;
+    ir::Body& body = k.body;
     if (!k.shared.empty())
       shared_phase(body);
     if (ties_)
@@ -530,7 +530,7 @@ private:
 
   // Each lane writes its own slot of sh and updates sacc, then the workgroup meets at a barrier
   // (top level: uniform control flow); from then on shared memory is only read.
-  void shared_phase(std::vector<Stmt>& body) {
+  void shared_phase(ir::Body& body) {
     ir::Kernel& k = g_.kernel;
     scopes_.emplace_back();
     Stmt s;
@@ -583,7 +583,7 @@ private:
 
   // Deliberate narrowing sites over the tie-stressing inputs: t[i] = narrow(a[i]*b[i] (+ c[i])),
   // where single rounding and two roundings differ on about half the elements.
-  void tie_sites(std::vector<Stmt>& body) {
+  void tie_sites(ir::Body& body) {
     const ScalarType f = ScalarType::F32;
     ExprId a = load(Space::Buffer, 0, f, gid_), b = load(Space::Buffer, 1, f, gid_),
            c = load(Space::Buffer, 2, f, gid_);
@@ -619,7 +619,7 @@ private:
   // fma(a, b, s)) }; r[i] = s, narrowed when r is f16. Only the accumulation writes r, and the
   // store is of the local itself, so the interpreter's record bounds every element of r. The
   // local is in no scope: nothing else reads or assigns it.
-  void accumulation(std::vector<Stmt>& body) {
+  void accumulation(ir::Body& body) {
     const Buffer* out = nullptr;
     for (const Buffer& b : buffers_)
       if (b.accum)
@@ -702,7 +702,7 @@ private:
     return s;
   }
 
-  void statement(std::vector<Stmt>& out, int nesting, int loops) {
+  void statement(ir::Body& out, int nesting, int loops) {
     const int depth = 1 + static_cast<int>(r_.below(o_.max_depth));
     const uint64_t roll = r_.below(100);
     if (roll < 28) { // let
@@ -830,7 +830,7 @@ private:
     out.push_back(s);
   }
 
-  void block(std::vector<Stmt>& out, int nesting, int loops) {
+  void block(ir::Body& out, int nesting, int loops) {
     scopes_.emplace_back();
     const uint64_t n = 1 + r_.below(3);
     for (uint64_t i = 0; i < n; ++i)

@@ -15,7 +15,7 @@ using ir::Stmt;
 
 // The statement numbered `n` in pre-order (for_each_stmt's order), found by counting down.
 // Erases it (and what it holds) from its block.
-bool erase_nth(std::vector<Stmt>& block, size_t& n) {
+bool erase_nth(ir::Body& block, size_t& n) {
   for (size_t i = 0; i < block.size(); ++i) {
     if (n == 0) {
       block.erase(block.begin() + static_cast<std::ptrdiff_t>(i));
@@ -29,12 +29,12 @@ bool erase_nth(std::vector<Stmt>& block, size_t& n) {
 }
 
 // Replaces the if numbered `n` by the statements of its then (`which` 0) or else block.
-bool splice_nth(std::vector<Stmt>& block, size_t& n, int which) {
+bool splice_nth(ir::Body& block, size_t& n, int which) {
   for (size_t i = 0; i < block.size(); ++i) {
     if (n == 0) {
       if (block[i].kind != ir::StmtKind::If)
         return false;
-      std::vector<Stmt> inner = std::move(which == 0 ? block[i].body : block[i].else_body);
+      ir::Body inner = std::move(which == 0 ? block[i].body : block[i].else_body);
       block.erase(block.begin() + static_cast<std::ptrdiff_t>(i));
       block.insert(block.begin() + static_cast<std::ptrdiff_t>(i),
                    std::make_move_iterator(inner.begin()), std::make_move_iterator(inner.end()));
@@ -83,7 +83,7 @@ void read_locals(const ir::Kernel& k, ir::ExprId id, std::set<uint32_t>& out) {
 // False when some while loop's body no longer assigns any local its condition reads: the
 // condition is then invariant and the loop either never runs or never ends. Deleting a loop's
 // counter increment is the usual way a candidate would hang; the launch timeout bounds the rest.
-bool loops_can_end(const ir::Kernel& k, const std::vector<Stmt>& block) {
+bool loops_can_end(const ir::Kernel& k, const ir::Body& block) {
   for (const Stmt& s : block) {
     if (s.kind == ir::StmtKind::While) {
       std::set<uint32_t> cond;

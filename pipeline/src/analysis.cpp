@@ -71,25 +71,24 @@ std::vector<bool> LaunchView::taint(bool atomics, Leaf leaf) {
   std::vector<bool> tainted(k_->locals.size(), false);
   for (bool changed = true; changed;) {
     changed = false;
-    std::function<void(const std::vector<ir::Stmt>&, bool)> walk =
-        [&](const std::vector<ir::Stmt>& block, bool control) {
-          for (const ir::Stmt& s : block) {
-            bool value = control;
-            for (ExprId e : ir::stmt_exprs(s))
-              value = value || depends(tainted, leaf, e);
-            if (s.kind == StmtKind::Atomic && atomics)
-              value = true;
-            if ((s.kind == StmtKind::Let || assigns(s)) && s.local != ir::kNone && value &&
-                !tainted[s.local]) {
-              tainted[s.local] = true;
-              changed = true;
-            }
-            bool inner = control || (s.kind != StmtKind::Let && s.kind != StmtKind::Assign &&
-                                     s.kind != StmtKind::Store && value);
-            walk(s.body, inner);
-            walk(s.else_body, inner);
-          }
-        };
+    std::function<void(const ir::Body&, bool)> walk = [&](const ir::Body& block, bool control) {
+      for (const ir::Stmt& s : block) {
+        bool value = control;
+        for (ExprId e : ir::stmt_exprs(s))
+          value = value || depends(tainted, leaf, e);
+        if (s.kind == StmtKind::Atomic && atomics)
+          value = true;
+        if ((s.kind == StmtKind::Let || assigns(s)) && s.local != ir::kNone && value &&
+            !tainted[s.local]) {
+          tainted[s.local] = true;
+          changed = true;
+        }
+        bool inner = control || (s.kind != StmtKind::Let && s.kind != StmtKind::Assign &&
+                                 s.kind != StmtKind::Store && value);
+        walk(s.body, inner);
+        walk(s.else_body, inner);
+      }
+    };
     walk(k_->body, false);
   }
   return tainted;
@@ -154,8 +153,8 @@ bool LaunchView::float_dependent(ExprId e) const {
 
 std::vector<Site> sites(const LaunchView& v) {
   std::vector<Site> out;
-  std::function<void(const std::vector<ir::Stmt>&, std::optional<uint64_t>)> walk =
-      [&](const std::vector<ir::Stmt>& block, std::optional<uint64_t> bound) {
+  std::function<void(const ir::Body&, std::optional<uint64_t>)> walk =
+      [&](const ir::Body& block, std::optional<uint64_t> bound) {
         for (const ir::Stmt& s : block) {
           out.push_back({&s, bound});
           std::optional<uint64_t> inner = bound;

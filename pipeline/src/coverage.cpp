@@ -61,7 +61,7 @@ private:
   // A dropped statement's subtree: the store, a `return`, or a `break`/`continue` leaving it
   // (loops counts the loops inside the subtree around the statement) would make the slice run
   // the store where A may not.
-  void check_dropped(const std::vector<ir::Stmt>& block, int loops, const std::string& why) {
+  void check_dropped(const ir::Body& block, int loops, const std::string& why) {
     for (const ir::Stmt& s : block) {
       if (&s == store_)
         throw Escape{"its store runs under " + why};
@@ -89,8 +89,8 @@ private:
            std::to_string(a_.kernel().expr(e).line) + ")";
   }
 
-  std::vector<ir::Stmt> block(const std::vector<ir::Stmt>& in) {
-    std::vector<ir::Stmt> out;
+  ir::Body block(const ir::Body& in) {
+    ir::Body out;
     for (const ir::Stmt& s : in) {
       switch (s.kind) {
       case StmtKind::Let:

@@ -304,7 +304,7 @@ Built fuse_pair(const Pipeline& p, size_t ia, const std::string& t, const std::s
     // t lives in a local, zero like the temporary it replaces, assigned where A stored it.
     const uint32_t value = out.add_local(t, type);
     cb.t_local = value;
-    ca.on_t_store = [&](const ir::Stmt& s, std::vector<ir::Stmt>& body) {
+    ca.on_t_store = [&](const ir::Stmt& s, ir::Body& body) {
       body.push_back(set_local(StmtKind::Assign, value, ca.expr(s.b)));
     };
     out.kernel.body.push_back(
@@ -319,7 +319,7 @@ Built fuse_pair(const Pipeline& p, size_t ia, const std::string& t, const std::s
     const uint32_t value = out.add_local(t, type);
     cb.t_local = value;
     cb.index_local = index;
-    ca.on_t_store = [&](const ir::Stmt& s, std::vector<ir::Stmt>& body) {
+    ca.on_t_store = [&](const ir::Stmt& s, ir::Body& body) {
       body.push_back(set_local(StmtKind::Let, index, ca.expr(s.a)));
       body.push_back(set_local(StmtKind::Let, value, ca.expr(s.b)));
       for (ir::Stmt& x : cb.block(kb.body))

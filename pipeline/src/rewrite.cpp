@@ -58,8 +58,8 @@ ir::ExprId Copy::expr(ir::ExprId e) {
   return out;
 }
 
-std::vector<ir::Stmt> Copy::block(const std::vector<ir::Stmt>& in) {
-  std::vector<ir::Stmt> out;
+ir::Body Copy::block(const ir::Body& in) {
+  ir::Body out;
   for (const ir::Stmt& s : in) {
     if ((s.kind == ir::StmtKind::Store || s.kind == ir::StmtKind::Atomic) &&
         s.space == ir::Space::Buffer && s.mem == t) {

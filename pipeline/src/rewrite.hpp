@@ -35,14 +35,14 @@ struct Copy {
   uint64_t t_size = 0;              // len(t)
   uint32_t index_local = ir::kNone; // when set, global_id(0) reads this target local
   // What a store to t becomes; appends to `out`.
-  std::function<void(const ir::Stmt&, std::vector<ir::Stmt>&)> on_t_store;
+  std::function<void(const ir::Stmt&, ir::Body&)> on_t_store;
 
   Copy(const ir::Kernel& source, Target& target);
   // Declares a target local for every source local; after the parameters, so that parameters
   // keep their names and locals give way.
   void add_locals();
   ir::ExprId expr(ir::ExprId e);
-  std::vector<ir::Stmt> block(const std::vector<ir::Stmt>& in);
+  ir::Body block(const ir::Body& in);
 
 private:
   std::map<ir::ExprId, ir::ExprId> memo_;

@@ -150,6 +150,57 @@ TEST(RoundTrip, CommentsAndSpacingAreNotKept) {
   EXPECT_EQ(ir::structural_hash(parsed[0]), examples::saxpy().hash());
 }
 
+// Expressions are read twice: by the grammar, which checks them, and by the lowering, which reads
+// them again from where they start. Spaces, line breaks and comments anywhere inside every form
+// of expression must give the IR of the compact text.
+TEST(RoundTrip, SpacingInsideExpressionsReadsLikeCompactText) {
+  const std::string compact = "kernel k workgroup(1, 1, 1) {\n"
+                              "param x: buffer<f32, read>;\n"
+                              "param y: buffer<u32, read_write>;\n"
+                              "shared t: f16[4][2];\n"
+                              "let i: u32 = global_id(0);\n"
+                              "let f: f32 = add(x[i], -1.5e+3:f32);\n"
+                              "let h: f16 = narrow<f16, rtz>(f);\n"
+                              "t[1:u32][0:u32] = h;\n"
+                              "let g: f16 = t[i][1:u32];\n"
+                              "let w: u32 = pack<f16>(h, g);\n"
+                              "let u: f16 = unpack<f16, 1>(w);\n"
+                              "let n: f32 = -inf:f32;\n"
+                              "let b: bool = true;\n"
+                              "let l: u32 = len(y);\n"
+                              "let old: u32 = atomic_add(y[0:u32], 1:u32);\n"
+                              "atomic_max(y[1:u32], w);\n"
+                              "y[i] = select(b, l, bitcast<u32>(f));\n"
+                              "}\n";
+  const std::string spaced = "kernel k workgroup(1, 1, 1) {\n"
+                             "param x: buffer<f32, read>;\n"
+                             "param y: buffer<u32, read_write>;\n"
+                             "shared t: f16[4][2];\n"
+                             "let i: u32 = global_id( // the dimension\n"
+                             "  0 ) ;\n"
+                             "let f: f32 = add ( x [ i ] , // an operand\n"
+                             "  -1.5e+3 : f32 ) ;\n"
+                             "let h: f16 = narrow < f16 , rtz > ( f ) ;\n"
+                             "t [ 1 : u32 ] [ 0:u32 ] = h;\n"
+                             "let g: f16 = t [ i ]\n [ 1:u32 ] ;\n"
+                             "let w: u32 = pack <f16> (h,g);\n"
+                             "let u: f16 = unpack<\tf16 ,1 >(\nw\n);\n"
+                             "let n: f32 = -inf : f32;\n"
+                             "let b: bool = true ;\n"
+                             "let l: u32 = len ( y ) ;\n"
+                             "let old: u32 = atomic_add ( y [ 0:u32 ] , 1:u32 ) ;\n"
+                             "atomic_max (y[ 1:u32 ], w) ;\n"
+                             "y [ i ] = select ( b , l , bitcast < u32 > ( f ) ) ;\n"
+                             "}\n";
+  const ir::Kernel a = text::parse_kernels(compact, "compact.hk").at(0);
+  const ir::Kernel b = text::parse_kernels(spaced, "spaced.hk").at(0);
+  EXPECT_EQ(ir::print(b), ir::print(a));
+  EXPECT_EQ(ir::structural_hash(b), ir::structural_hash(a));
+  EXPECT_EQ(b.exprs.size(), a.exprs.size());
+  // The printed form is the compact one, node for node.
+  EXPECT_NE(ir::print(a).find("y[i] = select(b, l, bitcast<u32>(f));"), std::string::npos);
+}
+
 TEST(RoundTrip, EmptyTextHasNoKernels) {
   EXPECT_TRUE(text::parse_kernels("", "empty.hk").empty());
   EXPECT_TRUE(text::parse_kernels("  // only a comment\n\n", "empty.hk").empty());

@@ -30,27 +30,16 @@ struct Literal : Pos {
   std::string type;
 };
 
-struct Call;
-struct Index;
+// An expression: where it starts. The grammar checks an expression's syntax, reporting its errors,
+// but keeps no tree of it: the lowering reads it again from the text (lower.cpp) and builds its
+// IR as it reads, so that the syntax of a huge expression never exists next to its IR.
+struct Expr : Pos {};
 
-// An expression: a constant, a name (a local or a scalar parameter), a call `head<targs>(args)`
-// or an element `name[index]`.
-struct Expr : x3::variant<Literal, Word, x3::forward_ast<Call>, x3::forward_ast<Index>> {
-  using base_type::base_type;
-  using base_type::operator=;
-};
-
+// A call statement (an atomic whose result is unused).
 struct Call : Pos {
   Word head;
   std::vector<Word> targs; // the <...> arguments; empty when there are none
   std::vector<Expr> args;
-};
-
-// `name[index]`, and on a rank-2 or rank-3 array `name[index][more...]`.
-struct Index : Pos {
-  Word name;
-  Expr index;
-  std::vector<Expr> more;
 };
 
 struct Let;

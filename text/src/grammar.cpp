@@ -12,7 +12,6 @@
 
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Literal, text, type)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Call, head, targs, args)
-BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Index, name, index, more)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Let, name, type, value)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Assign, name, value)
 BOOST_FUSION_ADAPT_STRUCT(halfway::text::ast::Store, name, index, more, value)
@@ -134,8 +133,44 @@ x3::rule<boolean_r, ast::Literal> const boolean = "true or false";
 auto const boolean_def = lexeme[raw[(lit("true") | lit("false")) >> !idchar]] >>
                          attr(std::string());
 
-x3::rule<class expr_r, ast::Expr> const expr = "an expression";
+// The expression rules check the syntax and build nothing (no attribute): an expression's
+// attribute is only where it starts, and the lowering reads it again from there. Their names are
+// those an error quotes.
+struct expr_r : Tagged {};
+x3::rule<expr_r, ast::Expr> const expr = "an expression";
 
+x3::rule<class expr_name_r> const expr_name = "a name";
+auto const expr_name_def = identifier;
+
+x3::rule<class expr_targ_r> const expr_targ = "a type, rounding mode or lane";
+auto const expr_targ_def = lexeme[+idchar];
+
+x3::rule<class expr_number_r> const expr_number = "a constant";
+auto const expr_number_def = number_text >> -suffix;
+
+x3::rule<class expr_boolean_r> const expr_boolean = "true or false";
+auto const expr_boolean_def = lexeme[(lit("true") | lit("false")) >> !idchar];
+
+x3::rule<class expr_targs_r> const expr_targs = "template arguments";
+auto const expr_targs_def = lit('<') > expr_targ > *(lit(',') > expr_targ) > lit('>');
+
+x3::rule<class expr_arg_items_r> const expr_arg_items = "an expression or ')'";
+auto const expr_arg_items_def = lit(')') | (expr > *(lit(',') > expr) > lit(')'));
+
+x3::rule<class expr_args_r> const expr_args = "'('";
+auto const expr_args_def = lit('(') > expr_arg_items;
+
+// A name followed by '<' or '(' is a call: from there on, every part is expected.
+x3::rule<class expr_call_r> const expr_call = "a call";
+auto const expr_call_def = (expr_name >> &(lit('<') | lit('('))) > -expr_targs > expr_args;
+
+x3::rule<class expr_index_r> const expr_index = "an element";
+auto const expr_index_def = (expr_name >> lit('[')) > expr > lit(']') >
+                            *(lit('[') > expr > lit(']'));
+
+auto const expr_def = x3::omit[expr_boolean | expr_number | expr_call | expr_index | expr_name];
+
+// A call statement: an atomic whose result is unused.
 x3::rule<class targs_r, std::vector<ast::Word>> const targs = "template arguments";
 auto const targs_def = lit('<') > targ > *(lit(',') > targ) > lit('>');
 
@@ -145,16 +180,9 @@ auto const arg_items_def = lit(')') | (expr > *(lit(',') > expr) > lit(')'));
 x3::rule<class args_r, std::vector<ast::Expr>> const args = "'('";
 auto const args_def = lit('(') > arg_items;
 
-// A name followed by '<' or '(' is a call: from there on, every part is expected.
 struct call_r : Tagged {};
 x3::rule<call_r, ast::Call> const call = "a call";
 auto const call_def = (name >> &(lit('<') | lit('('))) > -targs > args;
-
-struct index_r : Tagged {};
-x3::rule<index_r, ast::Index> const index = "an element";
-auto const index_def = (name >> lit('[')) > expr > lit(']') > *(lit('[') > expr > lit(']'));
-
-auto const expr_def = boolean | number | call | index | name;
 
 // ---- statements -----------------------------------------------------------------------------
 x3::rule<class stmt_r, ast::Stmt> const stmt = "a statement";
@@ -307,13 +335,15 @@ auto const end_def = x3::eoi;
 
 BOOST_SPIRIT_DEFINE(ident, name, type, access, targ, kw_kernel, kw_workgroup, kw_param, kw_buffer,
                     kw_shared, kw_let, kw_if, kw_else, kw_for, kw_to, kw_step, kw_while, kw_const,
-                    number_text, suffix, number, boolean, expr, targs, arg_items, args, call, index,
-                    stmt, close, block, let, assign, store, call_stmt, if_, else_if, else_body,
-                    for_, while_, jump_word, jump, param_type, param, size, more_dims, shared,
-                    private_, const_value, const_decl, decl, quoted, kernel_name, kernel, end)
+                    number_text, suffix, number, boolean, expr, targs, arg_items, args, call, stmt,
+                    close, block, let, assign, store, call_stmt, if_, else_if, else_body, for_,
+                    while_, jump_word, jump, param_type, param, size, more_dims, shared, private_,
+                    const_value, const_decl, decl, quoted, kernel_name, kernel, end)
 // A second list: one BOOST_SPIRIT_DEFINE takes at most 64 rules (Boost.Preprocessor).
 BOOST_SPIRIT_DEFINE(kw_pipeline, kw_launch, kw_groups, pipe_kind, pipe_buffer, pipe_arg, pipe_args,
-                    group_count, pipe_launch, pipe_item, pipe_close, pipeline)
+                    group_count, pipe_launch, pipe_item, pipe_close, pipeline, expr_name, expr_targ,
+                    expr_number, expr_boolean, expr_targs, expr_arg_items, expr_args, expr_call,
+                    expr_index)
 
 } // namespace grammar
 

@@ -16,14 +16,17 @@ struct KernelFile::Impl {
   Impl(std::string t, std::string file) : text(std::move(t)), source(text, std::move(file)) {
     for (Lowered& l : parse_source(source, &pipelines)) {
       kernels.push_back(std::move(l.kernel));
-      maps.push_back(std::move(l.map));
+      headers.push_back(l.map.header);
     }
   }
 
   // Where a verifier error about kernel i is in the text: the expression node when it names one,
-  // else the first statement on its line, else the kernel's header.
+  // else the first statement on its line, else the kernel's header. The offsets of nodes and
+  // statements are not kept (lower.hpp): the text is parsed again with them, as it parsed before.
   uint32_t offset_of(size_t i, const ErrorContext& c) const {
-    const SourceMap& m = maps[i];
+    if (!c.node && !c.line)
+      return headers[i];
+    const SourceMap m = std::move(parse_source(source, nullptr, true)[i].map);
     if (c.node && *c.node < m.exprs.size())
       return m.exprs[*c.node];
     if (c.line) {
@@ -53,7 +56,7 @@ struct KernelFile::Impl {
   std::string text;
   Source source;
   std::vector<ir::Kernel> kernels;
-  std::vector<SourceMap> maps;
+  std::vector<uint32_t> headers; // where each kernel's `kernel` keyword is
   std::vector<PipelineText> pipelines;
 };
 

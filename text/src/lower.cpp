@@ -27,14 +27,196 @@ template <class T> const T& unwrap(const x3::forward_ast<T>& t) {
   return t.get();
 }
 
-uint32_t offset_of(const ast::Expr& e) {
-  return boost::apply_visitor([](const auto& n) -> uint32_t { return unwrap(n).offset; }, e.get());
+// One node of an expression, read from the text where the grammar has already checked its syntax
+// (ast::Expr keeps only where an expression starts): a constant, a name, a call `head<targs>(args)`
+// or an element `name[index][more...]`. Its operands are where they start, read in their turn.
+struct Node {
+  enum class Kind : uint8_t { Literal, Word, Call, Index };
+  Kind kind = Kind::Word;
+  uint32_t offset = 0;
+  ast::Literal lit;             // Literal
+  ast::Word name;               // Word; the head of a Call; the array of an Index
+  std::vector<ast::Word> targs; // Call: the <...> arguments
+  std::vector<uint32_t> args;   // Call: the operands; Index: the indices
+};
+
+// ASCII only, as the grammar's character classes, whatever the locale.
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_xdigit(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+bool is_idchar(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-const ast::Call* as_call(const ast::Expr& e) {
-  auto* c = boost::get<x3::forward_ast<ast::Call>>(&e.get());
-  return c ? &c->get() : nullptr;
-}
+// Reads expressions the grammar accepted, token by token as its rules do (grammar.cpp): the same
+// alternatives in the same order (true or false, a number with its suffix, a call, an element, a
+// name), and whitespace and comments wherever the grammar skips them. It never meets a syntax
+// error, which the grammar reported first.
+class ExprReader {
+public:
+  explicit ExprReader(const Source& source) : src_(source), text_(source.text()) {}
+
+  Node read(uint32_t at) const {
+    Node n;
+    at = src_.skip_blank(at);
+    n.offset = at;
+    if (uint32_t end = boolean_end(at)) {
+      n.kind = Node::Kind::Literal;
+      n.lit.offset = at;
+      n.lit.text.assign(text_.substr(at, end - at));
+      return n;
+    }
+    if (uint32_t end = number_end(at)) {
+      n.kind = Node::Kind::Literal;
+      n.lit.offset = at;
+      n.lit.text.assign(text_.substr(at, end - at));
+      uint32_t colon = src_.skip_blank(end);
+      if (colon < text_.size() && text_[colon] == ':') {
+        uint32_t type = src_.skip_blank(colon + 1);
+        n.lit.type.assign(text_.substr(type, word_end(type) - type));
+      }
+      return n;
+    }
+    const uint32_t end = word_end(at);
+    n.name.offset = at;
+    n.name.text.assign(text_.substr(at, end - at));
+    uint32_t p = src_.skip_blank(end);
+    if (p < text_.size() && (text_[p] == '<' || text_[p] == '(')) {
+      n.kind = Node::Kind::Call;
+      if (text_[p] == '<') {
+        do {
+          uint32_t t = src_.skip_blank(p + 1);
+          ast::Word w;
+          w.offset = t;
+          p = word_end(t);
+          w.text.assign(text_.substr(t, p - t));
+          n.targs.push_back(std::move(w));
+          p = src_.skip_blank(p);
+        } while (text_[p] == ',');
+        p = src_.skip_blank(p + 1); // past '>', at '('
+      }
+      p = src_.skip_blank(p + 1);
+      if (text_[p] == ')')
+        return n;
+      for (;;) {
+        n.args.push_back(p);
+        p = src_.skip_blank(skip(p));
+        if (text_[p] == ')')
+          return n;
+        p = src_.skip_blank(p + 1); // past ','
+      }
+    }
+    if (p < text_.size() && text_[p] == '[') {
+      n.kind = Node::Kind::Index;
+      do {
+        const uint32_t index = src_.skip_blank(p + 1);
+        n.args.push_back(index);
+        p = src_.skip_blank(src_.skip_blank(skip(index)) + 1); // past ']'
+      } while (p < text_.size() && text_[p] == '[');
+      return n;
+    }
+    n.kind = Node::Kind::Word;
+    return n;
+  }
+
+private:
+  // Just past the expression that starts at `at` (after blanks), building nothing.
+  uint32_t skip(uint32_t at) const {
+    at = src_.skip_blank(at);
+    if (uint32_t end = boolean_end(at))
+      return end;
+    if (uint32_t end = number_end(at)) {
+      uint32_t colon = src_.skip_blank(end);
+      if (colon < text_.size() && text_[colon] == ':')
+        return word_end(src_.skip_blank(colon + 1));
+      return end;
+    }
+    const uint32_t end = word_end(at);
+    uint32_t p = src_.skip_blank(end);
+    if (p < text_.size() && (text_[p] == '<' || text_[p] == '(')) {
+      if (text_[p] == '<') {
+        do
+          p = src_.skip_blank(word_end(src_.skip_blank(p + 1)));
+        while (text_[p] == ',');
+        p = src_.skip_blank(p + 1);
+      }
+      p = src_.skip_blank(p + 1); // past '('
+      if (text_[p] != ')')
+        for (p = src_.skip_blank(skip(p)); text_[p] == ','; p = src_.skip_blank(skip(p + 1))) {
+        }
+      return p + 1; // past ')'
+    }
+    if (p < text_.size() && text_[p] == '[') {
+      uint32_t last = p;
+      do {
+        last = src_.skip_blank(skip(p + 1)) + 1; // past ']'
+        p = src_.skip_blank(last);
+      } while (p < text_.size() && text_[p] == '[');
+      return last;
+    }
+    return end;
+  }
+
+  uint32_t word_end(uint32_t at) const {
+    while (at < text_.size() && is_idchar(text_[at]))
+      ++at;
+    return at;
+  }
+  bool at_word_end(uint32_t at) const { return at >= text_.size() || !is_idchar(text_[at]); }
+  bool starts(uint32_t at, std::string_view what) const {
+    return text_.substr(at, what.size()) == what;
+  }
+  uint32_t digits_end(uint32_t at) const {
+    while (at < text_.size() && is_digit(text_[at]))
+      ++at;
+    return at;
+  }
+
+  // `true` or `false` as a whole word: its end, else 0.
+  uint32_t boolean_end(uint32_t at) const {
+    for (std::string_view w : {"true", "false"})
+      if (starts(at, w) && at_word_end(at + static_cast<uint32_t>(w.size())))
+        return at + static_cast<uint32_t>(w.size());
+    return 0;
+  }
+
+  // A number's text without its suffix (grammar.cpp's number_text): its end, else 0.
+  uint32_t number_end(uint32_t at) const {
+    uint32_t p = at;
+    if (p < text_.size() && text_[p] == '-')
+      ++p;
+    if (p < text_.size() && is_digit(text_[p])) {
+      p = digits_end(p);
+      if (p + 1 < text_.size() && text_[p] == '.' && is_digit(text_[p + 1]))
+        p = digits_end(p + 1);
+      if (p < text_.size() && (text_[p] == 'e' || text_[p] == 'E')) {
+        uint32_t q = p + 1;
+        if (q < text_.size() && (text_[q] == '+' || text_[q] == '-'))
+          ++q;
+        if (q < text_.size() && is_digit(text_[q]))
+          p = digits_end(q);
+      }
+    } else if (starts(p, "inf")) {
+      p += 3;
+    } else if (starts(p, "nan(0x") && p + 6 < text_.size() && is_xdigit(text_[p + 6])) {
+      p += 6;
+      while (p < text_.size() && is_xdigit(text_[p]))
+        ++p;
+      if (p >= text_.size() || text_[p] != ')')
+        return 0;
+      ++p;
+    } else {
+      return 0;
+    }
+    return at_word_end(p) ? p : 0;
+  }
+
+  const Source& src_;
+  std::string_view text_;
+};
 
 std::string tname(ScalarType t) {
   return std::string(ir::name(t));
@@ -77,15 +259,17 @@ NamedConst constant_value(const Source& src, const ast::Const& c, const Constant
 
 class Lowerer {
 public:
-  Lowerer(const Source& source, const Constants& file_consts)
-      : src_(source), consts_(file_consts) {}
+  Lowerer(const Source& source, const Constants& file_consts, bool with_map)
+      : src_(source), consts_(file_consts), with_map_(with_map) {}
 
   // The kernel's header and declarations; then each top-level statement in order; then finish().
   void begin(const ast::Kernel& ak, const BodySize& size) {
     k_.exprs.reserve(size.tokens);
-    map_.exprs.reserve(size.tokens);
     k_.body.reserve(size.top_level);
-    map_.stmts.reserve(std::min<uint64_t>(size.statements, src_.lines()));
+    if (with_map_) {
+      map_.exprs.reserve(size.tokens);
+      map_.stmts.reserve(std::min<uint64_t>(size.statements, src_.lines()));
+    }
     map_.header = ak.offset;
     k_.name = ak.name;
     k_.workgroup = {size_of(ak.wx), size_of(ak.wy), size_of(ak.wz)};
@@ -293,13 +477,26 @@ private:
   // ---- expressions --------------------------------------------------------------------------
   ExprId add(ir::Expr e, uint32_t offset) {
     e.line = src_.line_of(offset);
-    map_.exprs.push_back(offset);
+    if (with_map_)
+      map_.exprs.push_back(offset);
     return k_.add(e);
   }
   ScalarType type_of(ExprId id) const { return k_.expr(id).type; }
 
-  ExprId expr(const ast::Expr& e) {
-    return boost::apply_visitor([&](const auto& n) { return node(unwrap(n)); }, e.get());
+  ExprId expr(const ast::Expr& e) { return expr(e.offset); }
+  ExprId expr(uint32_t at) {
+    const Node n = reader_.read(at);
+    switch (n.kind) {
+    case Node::Kind::Literal:
+      return node(n.lit);
+    case Node::Kind::Word:
+      return node(n.name);
+    case Node::Kind::Call:
+      return call(n);
+    case Node::Kind::Index:
+      return index(n);
+    }
+    return kNone; // not reached: the switch names every kind
   }
 
   ExprId node(const ast::Literal& lit) {
@@ -354,33 +551,32 @@ private:
     fail(w.offset, "unknown name '" + w.text + "'");
   }
 
-  ExprId node(const ast::Index& ix) {
+  ExprId index(const Node& ix) {
     auto [space, ref] = memory(ix.name);
-    expect_indices(ix.name, space, ref, 1 + ix.more.size());
+    expect_indices(ix.name, space, ref, ix.args.size());
     ir::Expr e;
     e.op = ir::Op::Load;
-    e.nargs = static_cast<uint8_t>(1 + ix.more.size());
-    e.args[0] = expr(ix.index);
-    for (size_t i = 0; i < ix.more.size(); ++i)
-      e.args[i + 1] = expr(ix.more[i]);
+    e.nargs = static_cast<uint8_t>(ix.args.size());
+    for (size_t i = 0; i < ix.args.size(); ++i)
+      e.args[i] = expr(ix.args[i]);
     e.space = space;
     e.ref = ref;
     e.type = k_.element_type(space, ref);
     return add(e, ix.offset);
   }
 
-  void expect_args(const ast::Call& c, size_t n, const std::string& what) const {
+  void expect_args(const Node& c, size_t n, const std::string& what) const {
     if (c.args.size() != n)
-      fail(c.offset, c.head.text + " takes " + what + ", not " + std::to_string(c.args.size()) +
+      fail(c.offset, c.name.text + " takes " + what + ", not " + std::to_string(c.args.size()) +
                          (c.args.size() == 1 ? " operand" : " operands"));
   }
-  void expect_targs(const ast::Call& c, size_t min, size_t max, const std::string& form) const {
+  void expect_targs(const Node& c, size_t min, size_t max, const std::string& form) const {
     if (c.targs.size() < min || c.targs.size() > max)
-      fail(c.offset, "write " + c.head.text + form);
+      fail(c.offset, "write " + c.name.text + form);
   }
 
-  ExprId node(const ast::Call& c) {
-    const std::string& h = c.head.text;
+  ExprId call(const Node& c) {
+    const std::string& h = c.name.text;
     if (h == "narrow" || h == "widen" || h == "convert")
       return conversion(c);
     if (h == "bitcast")
@@ -398,7 +594,7 @@ private:
         op && (rule != ir::TypeRule::Leaf || ir::is_builtin(*op) || *op == ir::Op::BufferLen);
     if (!callable || rule == ir::TypeRule::Convert || rule == ir::TypeRule::Bitcast ||
         rule == ir::TypeRule::Pack || rule == ir::TypeRule::Unpack)
-      fail(c.head.offset, "unknown operation '" + h + "'");
+      fail(c.name.offset, "unknown operation '" + h + "'");
     if (!c.targs.empty())
       fail(c.targs[0].offset, h + " takes no <...> arguments");
     if (ir::is_builtin(*op))
@@ -427,15 +623,16 @@ private:
     return add(e, c.offset);
   }
 
-  ExprId builtin(const ast::Call& c, ir::Op op) {
+  ExprId builtin(const Node& c, ir::Op op) {
     expect_args(c, 1, "one dimension (0, 1 or 2)");
-    auto* lit = boost::get<ast::Literal>(&c.args[0].get());
+    const Node arg = reader_.read(c.args[0]);
+    const ast::Literal* lit = arg.kind == Node::Kind::Literal ? &arg.lit : nullptr;
     uint64_t dim = 3;
     if (lit && lit->type.empty())
       std::from_chars(lit->text.data(), lit->text.data() + lit->text.size(), dim);
     if (!lit || !lit->type.empty() || dim > 2 ||
         lit->text.find_first_not_of("0123456789") != std::string::npos)
-      fail(offset_of(c.args[0]), "the dimension of " + c.head.text + " is a plain 0, 1 or 2");
+      fail(c.args[0], "the dimension of " + c.name.text + " is a plain 0, 1 or 2");
     ir::Expr e;
     e.op = op;
     e.type = ScalarType::U32;
@@ -443,11 +640,12 @@ private:
     return add(e, c.offset);
   }
 
-  ExprId length(const ast::Call& c) {
+  ExprId length(const Node& c) {
     expect_args(c, 1, "one buffer");
-    auto* w = boost::get<ast::Word>(&c.args[0].get());
+    const Node arg = reader_.read(c.args[0]);
+    const ast::Word* w = arg.kind == Node::Kind::Word ? &arg.name : nullptr;
     if (!w)
-      fail(offset_of(c.args[0]), "len() takes the name of a buffer parameter");
+      fail(c.args[0], "len() takes the name of a buffer parameter");
     uint32_t p = k_.find_param(w->text);
     if (p == kNone || !k_.params[p].is_buffer()) {
       uint32_t s = find_shared(w->text);
@@ -465,8 +663,8 @@ private:
     return add(e, c.offset);
   }
 
-  ExprId conversion(const ast::Call& c) {
-    const std::string& h = c.head.text;
+  ExprId conversion(const Node& c) {
+    const std::string& h = c.name.text;
     expect_targs(c, 1, 3, "<type[, rte|rtz|rtp|rtn][, sat]>(value)");
     expect_args(c, 1, "one operand");
     ir::Expr e;
@@ -497,14 +695,14 @@ private:
       std::string why = want == "narrow"  ? "rounds"
                         : want == "widen" ? "is exact"
                                           : "is not between two float types";
-      fail(c.head.offset, "converting " + tname(from) + " to " + tname(e.type) + " " + why +
+      fail(c.name.offset, "converting " + tname(from) + " to " + tname(e.type) + " " + why +
                               ": write " + want + "<" + tname(e.type) + ">(...), not " + h +
                               "<...>");
     }
     return add(e, c.offset);
   }
 
-  ExprId bitcast(const ast::Call& c) {
+  ExprId bitcast(const Node& c) {
     expect_targs(c, 1, 1, "<type>(value)");
     expect_args(c, 1, "one operand");
     ir::Expr e;
@@ -515,7 +713,7 @@ private:
     return add(e, c.offset);
   }
 
-  ExprId pack(const ast::Call& c) {
+  ExprId pack(const Node& c) {
     expect_targs(c, 1, 1, "<f16|bf16|e4m3|e5m2>(lanes...)");
     ir::Expr e;
     e.op = ir::Op::Pack;
@@ -533,7 +731,7 @@ private:
     return add(e, c.offset);
   }
 
-  ExprId unpack(const ast::Call& c) {
+  ExprId unpack(const Node& c) {
     expect_targs(c, 2, 2, "<f16|bf16|e4m3|e5m2, lane>(word)");
     expect_args(c, 1, "one operand");
     ir::Expr e;
@@ -549,13 +747,13 @@ private:
   }
 
   // ---- statements ---------------------------------------------------------------------------
-  void block(const std::vector<ast::Stmt>& in, std::vector<ir::Stmt>& out) {
-    out.reserve(in.size()); // exactly: a Stmt is 80 bytes, doubling would waste up to half
+  void block(const std::vector<ast::Stmt>& in, ir::Body& out) {
+    out.reserve(in.size()); // exactly: doubling would waste up to half of the block
     for (const ast::Stmt& s : in)
       boost::apply_visitor([&](const auto& n) { out.push_back(stmt(unwrap(n))); }, s.get());
   }
 
-  void scoped_block(const std::vector<ast::Stmt>& in, std::vector<ir::Stmt>& out) {
+  void scoped_block(const std::vector<ast::Stmt>& in, ir::Body& out) {
     scopes_.emplace_back();
     block(in, out);
     pop_scope();
@@ -565,14 +763,15 @@ private:
     ir::Stmt s;
     s.kind = kind;
     s.line = src_.line_of(offset);
-    if (map_.stmts.empty() || map_.stmts.back().first < s.line)
+    if (with_map_ && (map_.stmts.empty() || map_.stmts.back().first < s.line))
       map_.stmts.emplace_back(s.line, offset);
     return s;
   }
 
   ir::Stmt stmt(const ast::Let& let) {
-    if (const ast::Call* c = as_call(let.value); c && ir::parse_atomic(c->head.text))
-      return atomic(*c, &let);
+    if (const Node c = reader_.read(let.value.offset);
+        c.kind == Node::Kind::Call && ir::parse_atomic(c.name.text))
+      return atomic(c, &let);
     ir::Stmt s = begin(ir::StmtKind::Let, let.offset);
     ScalarType type = scalar_type(src_, let.type);
     s.a = expr(let.value);
@@ -622,30 +821,28 @@ private:
       fail(c.offset,
            "a call to " + c.head.text +
                " cannot stand alone: only atomics are statements; use let to keep a value");
-    return atomic(c, nullptr);
+    return atomic(reader_.read(c.offset), nullptr);
   }
 
-  ir::Stmt atomic(const ast::Call& c, const ast::Let* let) {
+  ir::Stmt atomic(const Node& c, const ast::Let* let) {
     ir::Stmt s = begin(ir::StmtKind::Atomic, let ? let->offset : c.offset);
-    s.atomic = *ir::parse_atomic(c.head.text);
+    s.atomic = *ir::parse_atomic(c.name.text);
     if (!c.targs.empty())
-      fail(c.targs[0].offset, c.head.text + " takes no <...> arguments");
+      fail(c.targs[0].offset, c.name.text + " takes no <...> arguments");
     bool cmpxchg = s.atomic == ir::AtomicOp::CompareExchange;
     expect_args(c, cmpxchg ? 3 : 2,
                 cmpxchg ? "an element, a value and a comparand" : "an element and a value");
-    auto* ix = boost::get<x3::forward_ast<ast::Index>>(&c.args[0].get());
-    if (!ix)
-      fail(offset_of(c.args[0]),
-           "the first operand of " + c.head.text + " is a buffer or shared element, e.g. bins[i]");
-    std::tie(s.space, s.mem) = memory(ix->get().name);
+    const Node ix = reader_.read(c.args[0]);
+    if (ix.kind != Node::Kind::Index)
+      fail(c.args[0],
+           "the first operand of " + c.name.text + " is a buffer or shared element, e.g. bins[i]");
+    std::tie(s.space, s.mem) = memory(ix.name);
     if (s.space == ir::Space::Private)
-      fail(ix->get().name.offset, c.head.text + " on private array '" + ix->get().name.text +
-                                      "': a private array is the lane's own; update it with a "
-                                      "store");
-    if (!ix->get().more.empty() || rank(s.space, s.mem) != 1)
-      fail(ix->get().name.offset,
-           c.head.text + " takes an element of a rank-1 buffer or shared array");
-    s.a = expr(ix->get().index);
+      fail(ix.name.offset, c.name.text + " on private array '" + ix.name.text +
+                               "': a private array is the lane's own; update it with a store");
+    if (ix.args.size() != 1 || rank(s.space, s.mem) != 1)
+      fail(ix.name.offset, c.name.text + " takes an element of a rank-1 buffer or shared array");
+    s.a = expr(ix.args[0]);
     s.b = expr(c.args[1]);
     if (cmpxchg)
       s.c = expr(c.args[2]);
@@ -691,9 +888,11 @@ private:
   }
 
   const Source& src_;
+  ExprReader reader_{src_};
   Constants consts_; // the file's constants declared so far, then the kernel's own
   ir::Kernel k_;
   SourceMap map_;
+  bool with_map_; // map_ records the nodes and statements, not only the header
   std::vector<std::vector<uint32_t>> scopes_;
   // Each visible name's innermost local (name lookup is a hash lookup, however many locals a
   // kernel declares); shadowed_[id] is the local that id hides, or kNone. A node per name, not a
@@ -709,7 +908,8 @@ uint32_t SourceMap::statement_at(uint32_t line) const {
   return it != stmts.end() && it->first == line ? it->second : kNone;
 }
 
-std::vector<Lowered> parse_source(const Source& source, std::vector<PipelineText>* pipelines) {
+std::vector<Lowered> parse_source(const Source& source, std::vector<PipelineText>* pipelines,
+                                  bool with_maps) {
   check_nesting(source);
   SyntaxReader reader(source);
   std::vector<Lowered> out;
@@ -724,7 +924,7 @@ std::vector<Lowered> parse_source(const Source& source, std::vector<PipelineText
       if (earlier.kernel.name == k->name)
         source.fail(k->offset, "duplicate kernel name '" + k->name + "'; the first is at line " +
                                    std::to_string(source.line_of(earlier.map.header)));
-    Lowerer lowerer(source, file_consts);
+    Lowerer lowerer(source, file_consts, with_maps);
     lowerer.begin(*k, estimate_body(source, reader.position()));
     while (std::optional<ast::Stmt> s = reader.next_statement())
       lowerer.statement(*s);

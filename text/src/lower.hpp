@@ -15,7 +15,10 @@
 
 namespace halfway::text {
 
-// Where a kernel's parts are in the text, so that verifier errors can point there.
+// Where a kernel's parts are in the text, so that verifier errors can point there. Only the
+// header is kept by a parse: the offsets of nodes and statements (4 bytes a node, 8 a line) would
+// be a fifth of the memory of dense text, and they serve only to place a verifier error, so that
+// rare path parses the text again with them (parse_source's with_maps).
 struct SourceMap {
   uint32_t header = 0;         // the `kernel` keyword
   std::vector<uint32_t> exprs; // each expression node's first character, by ExprId
@@ -32,8 +35,11 @@ struct Lowered {
 
 // Parses and lowers every kernel of the text, one top-level statement at a time; rejects two
 // kernels (or two pipelines) with the same name. The file's pipeline blocks go to `pipelines`
-// when it is given, and are checked and dropped otherwise.
+// when it is given, and are checked and dropped otherwise. The maps hold the offsets of nodes and
+// statements only `with_maps`; parsing is deterministic, so a second parse with them gives the
+// offsets of the kernels the first one returned.
 std::vector<Lowered> parse_source(const Source& source,
-                                  std::vector<PipelineText>* pipelines = nullptr);
+                                  std::vector<PipelineText>* pipelines = nullptr,
+                                  bool with_maps = false);
 
 } // namespace halfway::text

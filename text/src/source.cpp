@@ -41,6 +41,9 @@ Source::Source(std::string_view text, std::string file) : text_(text), file_(std
                     " bytes (16 MiB)",
                 c);
   }
+  // Exactly: text of short lines has a line start per 5 bytes, and doubling would hold up to twice
+  // that while the IR is built.
+  line_starts_.reserve(1 + static_cast<size_t>(std::count(text.begin(), text.end(), '\n')));
   line_starts_.push_back(0);
   for (uint32_t i = 0; i < text.size(); ++i)
     if (text[i] == '\n')

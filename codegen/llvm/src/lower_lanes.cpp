@@ -180,7 +180,7 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
     }
   };
   // The one for loop of an if's body, everything else simple and without stores.
-  auto find_loop = [&](const std::vector<ir::Stmt>& stmts) -> const ir::Stmt* {
+  auto find_loop = [&](const ir::Body& stmts) -> const ir::Stmt* {
     const ir::Stmt* loop = nullptr;
     for (const ir::Stmt& s : stmts) {
       if (s.kind == ir::StmtKind::For && !loop)

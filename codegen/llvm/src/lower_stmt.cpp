@@ -24,7 +24,7 @@ llvm::Value* Lowering::bool_condition(ir::ExprId e) {
   return expr(e).v;
 }
 
-bool Lowering::lane_block(const std::vector<ir::Stmt>& block) {
+bool Lowering::lane_block(const ir::Body& block) {
   for (const ir::Stmt& s : block)
     if (!lane_stmt(s))
       return false;

@@ -76,7 +76,7 @@ private:
 
   // ---- statements (lower_stmt.cpp) ---------------------------------------------------------
   // Each returns false when control cannot reach the next statement (break, continue, return).
-  bool lane_block(const std::vector<ir::Stmt>& block);
+  bool lane_block(const ir::Body& block);
   bool lane_stmt(const ir::Stmt& s);
   void lane_if(const ir::Stmt& s);
   void lane_while(const ir::Stmt& s);

@@ -40,8 +40,8 @@ bool escapes(const ir::Stmt& s) {
 
 namespace {
 
-std::vector<Part> split(const std::vector<ir::Stmt>& block,
-                        const std::set<const ir::Stmt*>& hoisted, uint32_t& next_id) {
+std::vector<Part> split(const ir::Body& block, const std::set<const ir::Stmt*>& hoisted,
+                        uint32_t& next_id) {
   std::vector<Part> parts;
   Part lanes;
   auto flush = [&] {
@@ -84,8 +84,7 @@ std::vector<Part> split(const std::vector<ir::Stmt>& block,
 
 } // namespace
 
-std::vector<Part> partition(const std::vector<ir::Stmt>& body,
-                            const std::set<const ir::Stmt*>& hoisted) {
+std::vector<Part> partition(const ir::Body& body, const std::set<const ir::Stmt*>& hoisted) {
   uint32_t next_id = 0;
   return split(body, hoisted, next_id);
 }

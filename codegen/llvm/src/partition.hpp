@@ -30,7 +30,6 @@ struct Part {
 bool contains_barrier(const ir::Stmt& s);
 // True when `s` contains a break, continue or return that can leave the statement.
 bool escapes(const ir::Stmt& s);
-std::vector<Part> partition(const std::vector<ir::Stmt>& body,
-                            const std::set<const ir::Stmt*>& hoisted = {});
+std::vector<Part> partition(const ir::Body& body, const std::set<const ir::Stmt*>& hoisted = {});
 
 } // namespace halfway::codegen::detail

@@ -96,7 +96,7 @@ private:
     changed_ = true;
   }
 
-  void flow(const std::vector<ir::Stmt>& block, bool divergent) {
+  void flow(const ir::Body& block, bool divergent) {
     for (const ir::Stmt& s : block) {
       bool d = divergent || returned_;
       switch (s.kind) {

@@ -451,7 +451,7 @@ void Emitter::zero_shared() {
 
 // ---- statements ---------------------------------------------------------------------------------
 
-void Emitter::block(const std::vector<ir::Stmt>& stmts) {
+void Emitter::block(const ir::Body& stmts) {
   for (const ir::Stmt& s : stmts) {
     if (!open_)
       return; // after break, continue or return: the rest is dead

@@ -72,7 +72,7 @@ private:
   uint32_t i32(int32_t v) { return b_.constant_i32(v); }
 
   // ---- statements (emitter.cpp) ----------------------------------------------------------------
-  void block(const std::vector<ir::Stmt>& stmts);
+  void block(const ir::Body& stmts);
   void stmt(const ir::Stmt& s);
   void stmt_if(const ir::Stmt& s);
   void stmt_loop(const ir::Stmt& s);

@@ -79,7 +79,7 @@ public:
   }
 
 private:
-  void count_defs(const std::vector<ir::Stmt>& b) {
+  void count_defs(const ir::Body& b) {
     for (const ir::Stmt& s : b) {
       if (s.local != ir::kNone && (s.kind == ir::StmtKind::Let || s.kind == ir::StmtKind::Assign ||
                                    s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::Atomic))
@@ -163,7 +163,7 @@ private:
     narrowed_ = saved;
   }
 
-  void block(const std::vector<ir::Stmt>& b) {
+  void block(const ir::Body& b) {
     for (const ir::Stmt& s : b)
       stmt(s);
   }

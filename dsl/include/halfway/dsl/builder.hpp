@@ -42,18 +42,18 @@ public:
   // Appends to the innermost open block.
   void emit(ir::Stmt s);
   // Runs `body` with `block` as the innermost open block.
-  template <class F> void in_block(std::vector<ir::Stmt>& block, F&& body) {
+  template <class F> void in_block(ir::Body& block, F&& body) {
     blocks_.push_back(&block);
     body();
     blocks_.pop_back();
   }
-  std::vector<ir::Stmt>& current_block() { return *blocks_.back(); }
+  ir::Body& current_block() { return *blocks_.back(); }
 
   ir::Kernel take() { return std::move(kernel_); }
 
 private:
   ir::Kernel kernel_;
-  std::vector<std::vector<ir::Stmt>*> blocks_;
+  std::vector<ir::Body*> blocks_;
   Builder* previous_;
   uint32_t temp_counter_ = 0;
   std::unordered_set<std::string> local_names_;

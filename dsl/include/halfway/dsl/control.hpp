@@ -18,7 +18,7 @@ inline void emit_simple(ir::StmtKind kind) {
 
 class IfChain {
 public:
-  IfChain(std::vector<ir::Stmt>* block, size_t index) : block_(block), index_(index) {}
+  IfChain(ir::Body* block, size_t index) : block_(block), index_(index) {}
   template <class F> void Else(F&& body) const {
     auto& bl = detail::b();
     bl.in_block((*block_)[index_].else_body, std::forward<F>(body));
@@ -26,7 +26,7 @@ public:
   template <class C, class F> IfChain ElseIf(const C& cond, F&& body) const;
 
 private:
-  std::vector<ir::Stmt>* block_;
+  ir::Body* block_;
   size_t index_;
 };
 

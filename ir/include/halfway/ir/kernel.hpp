@@ -8,7 +8,10 @@
 #include "halfway/ir/types.hpp"
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -92,7 +95,65 @@ enum class StmtKind : uint8_t {
   Return,  // ends the lane
 };
 
-// Ordered like Expr, so that no field pads: 80 bytes, the two blocks being most of it.
+struct Stmt;
+
+// A block of statements: the body of a kernel, an if, a loop or an else. It has the interface of
+// a std::vector<Stmt> that the code uses, but is one pointer, null while the block is empty, to one
+// allocation holding the size, the capacity and the statements: most statements have no block,
+// and parsed text of the densest kind holds a statement per 4 bytes (specs/ir-text.md), so two
+// inline vectors (48 bytes) would be most of a statement's size. Iterators are pointers into the
+// block; like a vector's, they are invalidated by growth. The members are out of line, so that
+// the layout of a block can change without rebuilding what uses it.
+class Body {
+public:
+  using value_type = Stmt;
+  using size_type = size_t;
+  using difference_type = std::ptrdiff_t;
+  using reference = Stmt&;
+  using const_reference = const Stmt&;
+  using iterator = Stmt*;
+  using const_iterator = const Stmt*;
+
+  Body() = default;
+  Body(std::initializer_list<Stmt> stmts);
+  Body(const Body& other);
+  Body(Body&& other) noexcept : b_(other.b_) { other.b_ = nullptr; }
+  Body& operator=(const Body& other);
+  Body& operator=(Body&& other) noexcept;
+  ~Body();
+
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+  Stmt* begin();
+  Stmt* end();
+  const Stmt* begin() const;
+  const Stmt* end() const;
+  Stmt& operator[](size_t i);
+  const Stmt& operator[](size_t i) const;
+  Stmt& front() { return *begin(); }
+  const Stmt& front() const { return *begin(); }
+  Stmt& back();
+  const Stmt& back() const;
+
+  void push_back(const Stmt& s);
+  void push_back(Stmt&& s);
+  void pop_back();
+  Stmt* insert(const Stmt* pos, Stmt s);
+  template <class It> Stmt* insert(const Stmt* pos, It first, It last);
+  Stmt* erase(const Stmt* pos);
+  Stmt* erase(const Stmt* first, const Stmt* last);
+  // Room for n statements, exactly: a parsed block knows its size.
+  void reserve(size_t n);
+  void clear();
+
+private:
+  struct Block;
+  static Block* reallocate(Block* old, size_t capacity);
+  size_t capacity() const;
+  Block* b_ = nullptr; // null while the block has no statement and no reserved room
+};
+
+// Ordered like Expr, so that no field pads: 48 bytes.
 struct Stmt {
   StmtKind kind = StmtKind::Barrier;
   Space space = Space::Buffer;
@@ -102,9 +163,32 @@ struct Stmt {
   ExprId a = kNone, b = kNone, c = kNone;
   uint32_t line = 0;
   ExprId d = kNone; // Store to a rank-3 array: the third index
-  std::vector<Stmt> body, else_body;
+  Body body, else_body;
 };
-static_assert(sizeof(Stmt) <= 80);
+static_assert(sizeof(Stmt) <= 48);
+
+inline Stmt& Body::operator[](size_t i) {
+  return begin()[i];
+}
+inline const Stmt& Body::operator[](size_t i) const {
+  return begin()[i];
+}
+inline Stmt& Body::back() {
+  return end()[-1];
+}
+inline const Stmt& Body::back() const {
+  return end()[-1];
+}
+inline Stmt* Body::erase(const Stmt* pos) {
+  return erase(pos, pos + 1);
+}
+template <class It> Stmt* Body::insert(const Stmt* pos, It first, It last) {
+  const auto at = pos - begin();
+  auto i = at;
+  for (; first != last; ++first, ++i)
+    insert(begin() + i, *first);
+  return begin() + at;
+}
 
 struct Kernel {
   std::string name;
@@ -115,7 +199,7 @@ struct Kernel {
   std::vector<PrivateArray> privates;
   std::vector<Local> locals;
   std::vector<Expr> exprs;
-  std::vector<Stmt> body;
+  Body body;
 
   const Expr& expr(ExprId id) const { return exprs[id]; }
   // The lanes of one workgroup; saturates at 2^32 - 1 instead of wrapping (a verified kernel
@@ -143,7 +227,7 @@ struct Kernel {
 };
 
 // Calls f(stmt) for every statement, depth first, in program order.
-template <class F> void for_each_stmt(const std::vector<Stmt>& block, F&& f) {
+template <class F> void for_each_stmt(const Body& block, F&& f) {
   for (const Stmt& s : block) {
     f(s);
     for_each_stmt(s.body, f);
