@@ -218,9 +218,10 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   if (accumulates)
     report.notes.push_back(
         "relaxed accumulation holds and the kernel has loop-carried accumulations: an element "
-        "that differs and was stored from an accumulation local is checked against the §5 bound "
-        "2*gamma_m*sum|t_k| (+1 ulp when the store narrows); other elements that differ outside "
-        "narrowing sites are counted as unchecked");
+        "that differs and was stored from an accumulation local, or from a sum of partial sums "
+        "carried through shared memory, is checked against the §5 bound 2*gamma_m*sum|t_k| (+1 "
+        "ulp when the store narrows); other elements that differ outside narrowing sites are "
+        "counted as unchecked");
   else if (relaxed)
     report.notes.push_back("relaxed accumulation holds, but the kernel has no loop-carried "
                            "accumulation: it changes nothing here");
