@@ -14,6 +14,8 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 namespace halfway::diff {
@@ -121,6 +123,55 @@ bool uses_imprecise_math(const ir::Kernel& k) {
   return false;
 }
 
+// Buffers at least this long are judged on several threads.
+constexpr uint64_t kParallelElements = uint64_t{1} << 16;
+
+uint64_t comparison_threads(const Options& options) {
+  const unsigned n = options.reference_threads ? options.reference_threads
+                                               : std::max(1u, std::thread::hardware_concurrency());
+  return n;
+}
+
+template <class T> void take_max(std::optional<T>& into, const std::optional<T>& v) {
+  if (v)
+    into = std::max(into.value_or(*v), *v);
+}
+
+void take_first(std::vector<Violation>& into, std::vector<Violation>& v, size_t max_shown) {
+  for (Violation& x : v)
+    if (into.size() < max_shown)
+      into.push_back(std::move(x));
+}
+
+// Adds the counts of `part` (a later range of the same buffer's elements) to `into`.
+void merge(BufferReport& into, BufferReport& part, size_t max_shown) {
+  into.exact += part.exact;
+  into.within_bound += part.within_bound;
+  into.violations += part.violations;
+  into.unchecked += part.unchecked;
+  into.max_ulps = std::max(into.max_ulps, part.max_ulps);
+  into.nan_mismatches += part.nan_mismatches;
+  take_first(into.first_violations, part.first_violations, max_shown);
+  into.reference_nan += part.reference_nan;
+  into.unchanged += part.unchanged;
+  into.within_interval += part.within_interval;
+  into.undecided += part.undecided;
+  take_max(into.max_interval_ratio, part.max_interval_ratio);
+  for (size_t k = 0; k < UlpHistogram::kBuckets; ++k)
+    into.histogram.counts[k] += part.histogram.counts[k];
+  into.histogram.nan_mismatch += part.histogram.nan_mismatch;
+  ModelCounts& m = into.models;
+  m.elements += part.models.elements;
+  for (size_t k = 0; k < interp::kRoundingModels; ++k) {
+    m.equal[k] += part.models.equal[k];
+    m.first[k] += part.models.first[k];
+  }
+  m.explained += part.models.explained;
+  m.unexplained += part.models.unexplained;
+  take_max(m.max_bound_ratio, part.models.max_bound_ratio);
+  take_first(m.first_unexplained, part.models.first_unexplained, max_shown);
+}
+
 } // namespace
 
 std::vector<interp::RoundingModel> ModelCounts::fits() const {
@@ -218,9 +269,10 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   if (accumulates)
     report.notes.push_back(
         "relaxed accumulation holds and the kernel has loop-carried accumulations: an element "
-        "that differs and was stored from an accumulation local is checked against the §5 bound "
-        "2*gamma_m*sum|t_k| (+1 ulp when the store narrows); other elements that differ outside "
-        "narrowing sites are counted as unchecked");
+        "that differs and was stored from an accumulation local, or from a sum of partial sums "
+        "carried through shared memory, is checked against the §5 bound 2*gamma_m*sum|t_k| (+1 "
+        "ulp when the store narrows); other elements that differ outside narrowing sites are "
+        "counted as unchecked");
   else if (relaxed)
     report.notes.push_back("relaxed accumulation holds, but the kernel has no loop-carried "
                            "accumulation: it changes nothing here");
@@ -259,127 +311,162 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     b.size = want.size();
     const uint8_t* site_flags = format ? judge.flags(original) : nullptr;
     std::vector<Verdict> verdicts(options.results ? b.size : 0, Verdict::Exact);
-    for (uint64_t i = 0; i < b.size; ++i) {
-      const uint64_t r = want.get_bits(i), d = got.get_bits(i);
-      if (r == original->get_bits(i))
-        ++b.unchanged;
-      if (format && num::is_nan(*format, r))
-        ++b.reference_nan;
-      const bool same = same_bits(b.type, r, d, report.controls);
-      // What the shadow judged when an unbarriered site stored the element (sites.hpp). A site of
-      // another type bounds nothing, and neither does a record whose value a later store (an exact
-      // op, or a loose one its interval judges) replaced: bit for bit, or by that interval.
-      const uint8_t flags = site_flags ? site_flags[i] : 0;
-      const bool stored_by_site = flags & detail::kSiteStored;
-      const bool record = (flags & detail::kSiteRecord) && (same || !(flags & detail::kSiteSame)) &&
-                          same_bits(b.type, judge.stored(original, i), r, report.controls);
-      bool explained = same;
-      if (record) {
-        ++b.models.elements;
-        bool matched = false;
-        for (size_t m = 0; m < interp::kRoundingModels; ++m)
-          if (flags & (detail::kSiteModels << m)) {
-            ++b.models.equal[m];
-            if (!matched)
-              ++b.models.first[m];
-            matched = true;
+    auto judge_range = [&](uint64_t first, uint64_t last, BufferReport& b) {
+      for (uint64_t i = first; i < last; ++i) {
+        const uint64_t r = want.get_bits(i), d = got.get_bits(i);
+        if (r == original->get_bits(i))
+          ++b.unchanged;
+        if (format && num::is_nan(*format, r))
+          ++b.reference_nan;
+        const bool same = same_bits(b.type, r, d, report.controls);
+        // What the shadow judged when an unbarriered site stored the element (sites.hpp). A site of
+        // another type bounds nothing, and neither does a record whose value a later store (an
+        // exact op, or a loose one its interval judges) replaced: bit for bit, or by that interval.
+        const uint8_t flags = site_flags ? site_flags[i] : 0;
+        const bool stored_by_site = flags & detail::kSiteStored;
+        const bool record = (flags & detail::kSiteRecord) &&
+                            (same || !(flags & detail::kSiteSame)) &&
+                            same_bits(b.type, judge.stored(original, i), r, report.controls);
+        bool explained = same;
+        if (record) {
+          ++b.models.elements;
+          bool matched = false;
+          for (size_t m = 0; m < interp::kRoundingModels; ++m)
+            if (flags & (detail::kSiteModels << m)) {
+              ++b.models.equal[m];
+              if (!matched)
+                ++b.models.first[m];
+              matched = true;
+            }
+          explained = explained || matched;
+          if (!same && matched)
+            ++b.models.explained;
+        }
+        if (same) {
+          ++b.exact;
+          b.histogram.add(0);
+          continue;
+        }
+        Bound bound;
+        const detail::SiteDetail* detail = nullptr;
+        if (record) {
+          bound.kind = Bound::Kind::SingleRounding;
+          detail = judge.violation(original, i);
+          if (!detail)
+            detail = judge.unexplained(original, i);
+          if (detail)
+            bound = detail->bound;
+        } else if (accumulates && !stored_by_site) {
+          const size_t acc = accumulated.record(original, i);
+          if (acc != kNoRecord)
+            bound =
+                relaxed_accumulation_bound(stats.accumulations[acc], b.type, r, report.controls);
+          else
+            bound.kind = Bound::Kind::Unchecked;
+        }
+        // The interval shadow decides elements nothing else bounds.
+        bool undecided = false;
+        if (bound.kind == Bound::Kind::BitExact && report.intervals && p < stats.intervals.size() &&
+            i < stats.intervals[p].size()) {
+          const interp::ValueInterval& iv = stats.intervals[p][i];
+          if (iv.undecided) {
+            undecided = true;
+          } else if (format) {
+            bound.kind = Bound::Kind::DevicePrecision;
+            bound.lo = num::from_double(*format, iv.lo);
+            bound.hi = num::from_double(*format, iv.hi);
           }
-        explained = explained || matched;
-        if (!same && matched)
-          ++b.models.explained;
-      }
-      if (same) {
-        ++b.exact;
-        b.histogram.add(0);
-        continue;
-      }
-      Bound bound;
-      const detail::SiteDetail* detail = nullptr;
-      if (record) {
-        bound.kind = Bound::Kind::SingleRounding;
-        detail = judge.violation(original, i);
-        if (!detail)
-          detail = judge.unexplained(original, i);
-        if (detail)
-          bound = detail->bound;
-      } else if (accumulates && !stored_by_site) {
-        const size_t acc = accumulated.record(original, i);
-        if (acc != kNoRecord)
-          bound = relaxed_accumulation_bound(stats.accumulations[acc], b.type, r, report.controls);
+        }
+        const uint64_t ulps = distance(b.type, r, d, report.controls);
+        b.histogram.add(ulps);
+        if (ulps == std::numeric_limits<uint64_t>::max())
+          ++b.nan_mismatches;
         else
-          bound.kind = Bound::Kind::Unchecked;
-      }
-      // The interval shadow decides elements nothing else bounds.
-      bool undecided = false;
-      if (bound.kind == Bound::Kind::BitExact && report.intervals && p < stats.intervals.size() &&
-          i < stats.intervals[p].size()) {
-        const interp::ValueInterval& iv = stats.intervals[p][i];
-        if (iv.undecided) {
-          undecided = true;
-        } else if (format) {
-          bound.kind = Bound::Kind::DevicePrecision;
-          bound.lo = num::from_double(*format, iv.lo);
-          bound.hi = num::from_double(*format, iv.hi);
+          b.max_ulps = std::max(b.max_ulps, ulps);
+        auto shown = [&](const detail::SiteDetail* kept) {
+          Violation v{i, inputs_at(k, args, i), r, d, ulps, bound, std::nullopt};
+          if (kept)
+            v.models = kept->models;
+          return v;
+        };
+        const bool inside = record ? (flags & detail::kSiteInside) != 0
+                                   : bound.kind != Bound::Kind::Unchecked &&
+                                         accepts(bound, b.type, r, d, report.controls);
+        if (bound.kind == Bound::Kind::DevicePrecision)
+          if (auto ratio = bound_ratio(bound, *format, r, d, report.controls))
+            b.max_interval_ratio = std::max(b.max_interval_ratio.value_or(0), *ratio);
+        if (record) {
+          if (const float ratio = judge.ratio(original, i); !std::isnan(ratio))
+            b.models.max_bound_ratio =
+                std::max(b.models.max_bound_ratio.value_or(0), static_cast<double>(ratio));
+          if (!explained && inside) {
+            ++b.models.unexplained;
+            // The judge kept the lowest indices: it has every one the report shows.
+            if (b.models.first_unexplained.size() < options.max_shown)
+              if (const detail::SiteDetail* kept = judge.unexplained(original, i))
+                b.models.first_unexplained.push_back(shown(kept));
+          }
         }
-      }
-      const uint64_t ulps = distance(b.type, r, d, report.controls);
-      b.histogram.add(ulps);
-      if (ulps == std::numeric_limits<uint64_t>::max())
-        ++b.nan_mismatches;
-      else
-        b.max_ulps = std::max(b.max_ulps, ulps);
-      auto shown = [&](const detail::SiteDetail* kept) {
-        Violation v{i, inputs_at(k, args, i), r, d, ulps, bound, std::nullopt};
-        if (kept)
-          v.models = kept->models;
-        return v;
-      };
-      const bool inside = record ? (flags & detail::kSiteInside) != 0
-                                 : bound.kind != Bound::Kind::Unchecked &&
-                                       accepts(bound, b.type, r, d, report.controls);
-      if (bound.kind == Bound::Kind::DevicePrecision)
-        if (auto ratio = bound_ratio(bound, *format, r, d, report.controls))
-          b.max_interval_ratio = std::max(b.max_interval_ratio.value_or(0), *ratio);
-      if (record) {
-        if (const float ratio = judge.ratio(original, i); !std::isnan(ratio))
-          b.models.max_bound_ratio =
-              std::max(b.models.max_bound_ratio.value_or(0), static_cast<double>(ratio));
-        if (!explained && inside) {
-          ++b.models.unexplained;
-          // The judge kept the lowest indices: it has every one the report shows.
-          if (b.models.first_unexplained.size() < options.max_shown)
-            if (const detail::SiteDetail* kept = judge.unexplained(original, i))
-              b.models.first_unexplained.push_back(shown(kept));
+        // With exact models an element at a site passes when a model explains it; otherwise the
+        // bound decides.
+        const bool accepted = record && options.exact_models ? explained : inside;
+        Verdict verdict = Verdict::Violation;
+        if (undecided) {
+          ++b.undecided;
+          verdict = Verdict::Undecided;
+        } else if (bound.kind == Bound::Kind::Unchecked) {
+          ++b.unchecked;
+          verdict = Verdict::Unchecked;
+        } else if (accepted && bound.kind == Bound::Kind::DevicePrecision) {
+          ++b.within_interval;
+          verdict = Verdict::WithinInterval;
+        } else if (accepted) {
+          ++b.within_bound;
+          verdict = Verdict::WithinBound;
+        } else {
+          ++b.violations;
+          if (b.first_violations.size() < options.max_shown) {
+            if (!record)
+              b.first_violations.push_back(shown(nullptr));
+            else if (const detail::SiteDetail* kept = judge.violation(original, i))
+              b.first_violations.push_back(shown(kept));
+          }
         }
+        if (options.results)
+          verdicts[i] = verdict;
       }
-      // With exact models an element at a site passes when a model explains it; otherwise the
-      // bound decides.
-      const bool accepted = record && options.exact_models ? explained : inside;
-      Verdict verdict = Verdict::Violation;
-      if (undecided) {
-        ++b.undecided;
-        verdict = Verdict::Undecided;
-      } else if (bound.kind == Bound::Kind::Unchecked) {
-        ++b.unchecked;
-        verdict = Verdict::Unchecked;
-      } else if (accepted && bound.kind == Bound::Kind::DevicePrecision) {
-        ++b.within_interval;
-        verdict = Verdict::WithinInterval;
-      } else if (accepted) {
-        ++b.within_bound;
-        verdict = Verdict::WithinBound;
-      } else {
-        ++b.violations;
-        if (b.first_violations.size() < options.max_shown) {
-          if (!record)
-            b.first_violations.push_back(shown(nullptr));
-          else if (const detail::SiteDetail* kept = judge.violation(original, i))
-            b.first_violations.push_back(shown(kept));
-        }
+    };
+    // Elements are judged independently: large buffers in chunks on several threads, each
+    // counting into its own part, merged in index order (so the lowest violations shown are the
+    // same as one pass would keep).
+    const uint64_t chunks = b.size < kParallelElements ? 1 : comparison_threads(options);
+    std::vector<BufferReport> parts(chunks);
+    {
+      std::vector<std::thread> threads;
+      std::exception_ptr failed;
+      std::mutex failed_mutex;
+      for (uint64_t c = 0; c < chunks; ++c) {
+        auto work = [&, c] {
+          try {
+            parts[c].type = b.type;
+            judge_range(b.size * c / chunks, b.size * (c + 1) / chunks, parts[c]);
+          } catch (...) {
+            const std::lock_guard lock(failed_mutex);
+            failed = std::current_exception();
+          }
+        };
+        if (c + 1 == chunks)
+          work();
+        else
+          threads.emplace_back(work);
       }
-      if (options.results)
-        verdicts[i] = verdict;
+      for (std::thread& t : threads)
+        t.join();
+      if (failed)
+        std::rethrow_exception(failed);
     }
+    for (BufferReport& part : parts)
+      merge(b, part, options.max_shown);
     if (options.results)
       options.results->push_back({b.name, b.param, want.clone(), got.clone(), std::move(verdicts)});
     judge_conclusive(b, options, report.inconclusive);

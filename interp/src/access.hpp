@@ -98,21 +98,36 @@ inline bool check(Exec& x, const Target& t, Index ix, uint32_t lane, SharedAcces
   return t.space != ir::Space::Shared || x.shared_access(t.id, ix.value, lane, kind, node, line);
 }
 
-// The row-major element a store's indices name at `lane`, for the records of narrowing sites and
-// accumulations. Records are made before the store checks its indices; an out-of-range index
-// gives some element number here, and the store then fails.
-inline uint64_t stored_element(Exec& x, const ir::Stmt& s, uint32_t lane) {
+// The row-major element that index expressions `ix` (registers of this run) name in array `mem`
+// of `space` at `lane`.
+inline uint64_t element_at(Exec& x, ir::Space space, uint32_t mem,
+                           const std::array<ir::ExprId, 3>& ix, uint32_t lane) {
   const ir::Kernel& k = *x.program().kernel;
-  const std::array<ir::ExprId, 3> ix = ir::store_indices(s);
   uint64_t linear = 0;
   for (uint32_t d = 0; d < 3 && ix[d] != ir::kNone; ++d) {
     const Node& n = x.program().nodes[ix[d]];
     uint64_t v = get_slot(x.reg<std::byte>(n.reg), ir::bytes(n.type), lane);
     if (ir::info(n.type).is_signed)
       v = static_cast<uint64_t>(ir::sign_extend(v, ir::info(n.type).bits));
-    linear = d == 0 ? v : linear * k.array(s.space, s.mem).dim(d) + v; // wraps: see above
+    // Wraps on purpose: an out-of-range index gives some element, and the access then fails.
+    linear = d == 0 ? v : linear * k.array(space, mem).dim(d) + v;
   }
   return linear;
+}
+
+// The row-major element a store's indices name at `lane`, for the records of narrowing sites and
+// accumulations. Records are made before the store checks its indices; an out-of-range index
+// gives some element number here, and the store then fails.
+inline uint64_t stored_element(Exec& x, const ir::Stmt& s, uint32_t lane) {
+  return element_at(x, s.space, s.mem, ir::store_indices(s), lane);
+}
+
+// The element a load expression reads at `lane` (its indices were evaluated in this statement).
+inline uint64_t loaded_element(Exec& x, const ir::Expr& e, uint32_t lane) {
+  std::array<ir::ExprId, 3> ix{ir::kNone, ir::kNone, ir::kNone};
+  for (int d = 0; d < e.nargs && d < 3; ++d)
+    ix[d] = e.args[d];
+  return element_at(x, e.space, e.ref, ix, lane);
 }
 
 } // namespace halfway::interp

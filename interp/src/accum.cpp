@@ -18,6 +18,8 @@ namespace halfway::interp {
 namespace {
 
 using ir::is_float;
+using Arith = AccPlan::Arith;
+using Source = AccPlan::Source;
 
 class Planner {
 public:
@@ -28,14 +30,22 @@ public:
   }
   bool empty() const { return plan_.locals.empty(); }
 
-  void targets(const std::vector<CStmt>& block) {
-    for (const CStmt& cs : block) {
-      const ir::Stmt& s = *cs.stmt;
-      if (s.kind == ir::StmtKind::Store && stored_slot(s.b) >= 0)
-        targeted_.insert({static_cast<int>(s.space), s.mem});
-      targets(cs.body);
-      targets(cs.else_body);
+  // The shared arrays that hold partial sums: those a store of an accumulation local or of a
+  // value that reads partial sums writes, to a fixpoint (a tree reduction reads the array it
+  // writes; a second stage may read the first's array).
+  void shared_arrays(const std::vector<CStmt>& body) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      ir::for_each_stmt(k_.body, [&](const ir::Stmt& s) {
+        if (s.kind == ir::StmtKind::Store && s.space == ir::Space::Shared &&
+            shared_slot(s.mem) < 0 && is_float(k_.shared[s.mem].type) &&
+            (stored_slot(s.b) >= 0 || reads_state(s.b))) {
+          plan_.shared.push_back(s.mem);
+          changed = true;
+        }
+      });
     }
+    targets(body);
   }
 
   void annotate(std::vector<CStmt>& block) {
@@ -52,8 +62,7 @@ public:
         act = true;
         a.slot = static_cast<uint32_t>(slot);
         ir::ExprId term = ir::kNone;
-        bool negative = false;
-        if (s.kind == ir::StmtKind::Assign && step(s, term, negative)) {
+        if (s.kind == ir::StmtKind::Assign && step(s, term)) {
           a.kind = AccPlan::Kind::Step;
           const ir::Expr& e = k_.expr(s.a);
           if (e.op == ir::Op::Fma) {
@@ -61,26 +70,28 @@ public:
               a.kind = AccPlan::Kind::Invalidate;
               break;
             }
-            int x = tree(e.args[0], a), y = tree(e.args[1], a);
             AccPlan::TreeOp mul;
-            mul.op = ir::Op::Mul;
-            mul.args = {x, y, -1};
+            mul.op = Arith::Mul;
+            mul.args = {tree(e.args[0], a, false), tree(e.args[1], a, false), -1};
             a.tree.push_back(mul);
-            const auto& [cx, dx] = shape_[x];
-            const auto& [cy, dy] = shape_[y];
-            shape_.push_back({cx * cy, dx + dy + 1});
           } else {
             if (reads_tracked(term)) {
               a.kind = AccPlan::Kind::Invalidate;
               break;
             }
-            tree(term, a);
+            tree(term, a, true);
           }
-          a.terms = shape_.back().first;
-          a.depth = shape_.back().second;
-          shape_.clear();
+          if (a.unbounded)
+            a.kind = AccPlan::Kind::Invalidate;
         } else if (reads_tracked(s.a)) {
           a.kind = AccPlan::Kind::Invalidate;
+        } else if (reads_state(s.a)) {
+          // A sum seeded from partial sums in shared memory carries their terms on.
+          a.kind = AccPlan::Kind::Define;
+          a.dynamic = true;
+          tree(s.a, a, true);
+          if (a.unbounded)
+            a.kind = AccPlan::Kind::Invalidate;
         } else {
           a.kind = AccPlan::Kind::Define;
           a.reg = nodes_[s.a].reg;
@@ -90,10 +101,26 @@ public:
       }
       case ir::StmtKind::Store: {
         const int slot = stored_slot(s.b);
+        const int dest = s.space == ir::Space::Shared ? shared_slot(s.mem) : -1;
         if (slot >= 0) {
           act = true;
           a.kind = AccPlan::Kind::Store;
           a.slot = static_cast<uint32_t>(slot);
+          a.shared = dest;
+          // A partial sum narrowed into shared memory has lost more than the bound counts.
+          a.unbounded = dest >= 0 && k_.expr(s.b).op != ir::Op::LocalGet;
+        } else if (dest >= 0 || reads_state(s.b)) {
+          act = true;
+          a.kind = AccPlan::Kind::Combine;
+          a.shared = dest;
+          ir::ExprId root = s.b;
+          if (dest < 0 && float_conversion(root))
+            root = k_.expr(root).args[0]; // the store narrows the sum, as `y[row] = acc` may
+          a.type = k_.expr(root).type;
+          locals_are_state_ = true;
+          tree(root, a, true);
+          locals_are_state_ = false;
+          a.unbounded = a.unbounded || !is_float(a.type);
         } else if (targeted_.count({static_cast<int>(s.space), s.mem})) {
           act = true;
           a.clear = true;
@@ -105,6 +132,10 @@ public:
           act = true;
           a.kind = AccPlan::Kind::Invalidate;
           a.slot = static_cast<uint32_t>(slot_of(s.local));
+        }
+        if (s.space == ir::Space::Shared && shared_slot(s.mem) >= 0) {
+          act = true;
+          a.shared = shared_slot(s.mem);
         }
         if (targeted_.count({static_cast<int>(s.space), s.mem})) {
           act = true;
@@ -127,28 +158,43 @@ public:
   AccPlan take() { return std::move(plan_); }
 
 private:
+  void targets(const std::vector<CStmt>& block) {
+    for (const CStmt& cs : block) {
+      const ir::Stmt& s = *cs.stmt;
+      if (s.kind == ir::StmtKind::Store && (stored_slot(s.b) >= 0 || reads_state(s.b)))
+        targeted_.insert({static_cast<int>(s.space), s.mem});
+      targets(cs.body);
+      targets(cs.else_body);
+    }
+  }
   int slot_of(uint32_t local) const {
     auto it = std::find(plan_.locals.begin(), plan_.locals.end(), local);
     return it == plan_.locals.end() ? -1 : static_cast<int>(it - plan_.locals.begin());
   }
+  int shared_slot(uint32_t array) const {
+    auto it = std::find(plan_.shared.begin(), plan_.shared.end(), array);
+    return it == plan_.shared.end() ? -1 : static_cast<int>(it - plan_.shared.begin());
+  }
   bool local_get(ir::ExprId id, uint32_t local) const {
     const ir::Expr& e = k_.expr(id);
     return e.op == ir::Op::LocalGet && e.ref == local;
+  }
+  bool float_conversion(ir::ExprId id) const {
+    const ir::Expr& e = k_.expr(id);
+    return e.op == ir::Op::Convert && is_float(e.type) && is_float(k_.expr(e.args[0]).type);
   }
   // The slot of the local a store's value is, directly or through one float conversion.
   int stored_slot(ir::ExprId id) const {
     const ir::Expr& e = k_.expr(id);
     if (e.op == ir::Op::LocalGet)
       return slot_of(e.ref);
-    if (e.op == ir::Op::Convert && is_float(e.type) && is_float(k_.expr(e.args[0]).type) &&
-        k_.expr(e.args[0]).op == ir::Op::LocalGet)
+    if (float_conversion(id) && k_.expr(e.args[0]).op == ir::Op::LocalGet)
       return slot_of(k_.expr(e.args[0]).ref);
     return -1;
   }
   // The accumulation patterns of ir::accumulations; `term` is e (Fma: the statement's a*b).
-  bool step(const ir::Stmt& s, ir::ExprId& term, bool& negative) const {
+  bool step(const ir::Stmt& s, ir::ExprId& term) const {
     const ir::Expr& e = k_.expr(s.a);
-    negative = false;
     if (e.op == ir::Op::Add && local_get(e.args[0], s.local)) {
       term = e.args[1];
       return true;
@@ -159,7 +205,6 @@ private:
     }
     if (e.op == ir::Op::Sub && local_get(e.args[0], s.local)) {
       term = e.args[1];
-      negative = true;
       return true;
     }
     if (e.op == ir::Op::Fma && local_get(e.args[2], s.local)) {
@@ -168,6 +213,7 @@ private:
     }
     return false;
   }
+  // Whether `id` reads an accumulation local.
   bool reads_tracked(ir::ExprId id) const {
     const ir::Expr& e = k_.expr(id);
     if (e.op == ir::Op::LocalGet && slot_of(e.ref) >= 0)
@@ -177,94 +223,52 @@ private:
         return true;
     return false;
   }
-  // Appends the producer tree of `id` in postorder; returns the root's index. shape_ follows
-  // `a.tree`: (monomials, most multiplications in one).
-  int tree(ir::ExprId id, AccPlan::Action& a) {
+  // Whether `id` reads a partial sum: an accumulation local or an element of a tracked shared
+  // array.
+  bool reads_state(ir::ExprId id) const {
+    const ir::Expr& e = k_.expr(id);
+    if (e.op == ir::Op::Load && e.space == ir::Space::Shared && shared_slot(e.ref) >= 0)
+      return true;
+    if (e.op == ir::Op::LocalGet && slot_of(e.ref) >= 0)
+      return true;
+    for (int i = 0; i < e.nargs; ++i)
+      if (reads_state(e.args[i]))
+        return true;
+    return false;
+  }
+  // Appends the producer tree of `id` in postorder; returns the root's index. `sum`: the path
+  // from the root holds only add, sub and neg (and an fma's addend), so a partial sum read here is
+  // added, term by term, into the value; one read anywhere else makes the action unbounded.
+  int tree(ir::ExprId id, AccPlan::Action& a, bool sum) {
     const ir::Expr& e = k_.expr(id);
     AccPlan::TreeOp op;
-    op.op = e.op;
-    const bool inner =
-        is_float(e.type) && (e.op == ir::Op::Add || e.op == ir::Op::Sub || e.op == ir::Op::Mul ||
-                             e.op == ir::Op::Fma || e.op == ir::Op::Neg);
-    std::pair<uint64_t, uint32_t> shape{1, 0};
-    if (!inner) {
-      op.leaf = true;
-      op.reg = nodes_[id].reg;
-      op.type = e.type;
-    } else {
-      for (int i = 0; i < e.nargs; ++i)
-        op.args[i] = tree(e.args[i], a);
-      auto sh = [&](int i) { return shape_[op.args[i]]; };
-      switch (e.op) {
-      case ir::Op::Add:
-      case ir::Op::Sub:
-        shape = {sh(0).first + sh(1).first, std::max(sh(0).second, sh(1).second)};
-        break;
-      case ir::Op::Neg:
-        shape = sh(0);
-        break;
-      case ir::Op::Mul:
-        shape = {sh(0).first * sh(1).first, sh(0).second + sh(1).second + 1};
-        break;
-      case ir::Op::Const:
-      case ir::Op::LocalGet:
-      case ir::Op::ParamGet:
-      case ir::Op::GlobalId:
-      case ir::Op::LocalId:
-      case ir::Op::GroupId:
-      case ir::Op::GroupSize:
-      case ir::Op::NumGroups:
-      case ir::Op::BufferLen:
-      case ir::Op::Load:
-      case ir::Op::Convert:
-      case ir::Op::Bitcast:
-      case ir::Op::Pack:
-      case ir::Op::Unpack:
-      case ir::Op::Div:
-      case ir::Op::Rem:
-      case ir::Op::Abs:
-      case ir::Op::Min:
-      case ir::Op::Max:
-      case ir::Op::Clamp:
-      case ir::Op::Fma:
-      case ir::Op::Sqrt:
-      case ir::Op::Rsqrt:
-      case ir::Op::Exp:
-      case ir::Op::Exp2:
-      case ir::Op::Log:
-      case ir::Op::Log2:
-      case ir::Op::Sin:
-      case ir::Op::Cos:
-      case ir::Op::Tan:
-      case ir::Op::Tanh:
-      case ir::Op::Pow:
-      case ir::Op::Erf:
-      case ir::Op::Atan2:
-      case ir::Op::Atan:
-      case ir::Op::Floor:
-      case ir::Op::Ceil:
-      case ir::Op::Fract:
-      case ir::Op::Copysign:
-      case ir::Op::Eq:
-      case ir::Op::Ne:
-      case ir::Op::Lt:
-      case ir::Op::Le:
-      case ir::Op::Gt:
-      case ir::Op::Ge:
-      case ir::Op::And:
-      case ir::Op::Or:
-      case ir::Op::Xor:
-      case ir::Op::Not:
-      case ir::Op::Shl:
-      case ir::Op::Shr:
-      case ir::Op::Select: // only fma reaches here: chains hold add, sub, neg, mul and fma
-        shape = {sh(0).first * sh(1).first + sh(2).first,
-                 std::max(sh(0).second + sh(1).second + 1, sh(2).second)};
-        break;
-      }
+    op.expr = id;
+    op.reg = nodes_[id].reg;
+    op.type = e.type;
+    if (e.op == ir::Op::Load && e.space == ir::Space::Shared && shared_slot(e.ref) >= 0) {
+      op.source = Source::Shared;
+      op.slot = static_cast<uint32_t>(shared_slot(e.ref));
+    } else if (locals_are_state_ && e.op == ir::Op::LocalGet && slot_of(e.ref) >= 0) {
+      op.source = Source::Local;
+      op.slot = static_cast<uint32_t>(slot_of(e.ref));
+    } else if (is_float(e.type) && (e.op == ir::Op::Add || e.op == ir::Op::Sub)) {
+      op.op = Arith::Add;
+    } else if (is_float(e.type) && e.op == ir::Op::Neg) {
+      op.op = Arith::Neg;
+    } else if (is_float(e.type) && e.op == ir::Op::Mul) {
+      op.op = Arith::Mul;
+    } else if (is_float(e.type) && e.op == ir::Op::Fma) {
+      op.op = Arith::Fma;
+    } else if (reads_state(id)) {
+      a.unbounded = true; // a partial sum through a conversion, min, select, ...: not followed
     }
+    if (op.source != Source::Value && !sum)
+      a.unbounded = true;
+    if (op.op != Arith::Leaf)
+      for (int i = 0; i < e.nargs; ++i)
+        op.args[i] =
+            tree(e.args[i], a, sum && (op.op == Arith::Add || op.op == Arith::Neg || i == 2));
     a.tree.push_back(op);
-    shape_.push_back(shape);
     return static_cast<int>(a.tree.size()) - 1;
   }
 
@@ -272,7 +276,7 @@ private:
   const std::vector<Node>& nodes_;
   AccPlan plan_;
   std::set<std::pair<int, uint32_t>> targeted_;
-  std::vector<std::pair<uint64_t, uint32_t>> shape_;
+  bool locals_are_state_ = false; // tree(): accumulation locals are partial sums (Combine)
 };
 
 double magnitude(Exec& x, uint32_t reg, ir::ScalarType type, uint32_t lane) {
@@ -282,6 +286,66 @@ double magnitude(Exec& x, uint32_t reg, ir::ScalarType type, uint32_t lane) {
   return std::fabs(num::to_double(ir::format_of(type), bits));
 }
 
+// Counts the monomials of `tree` on `lane` (shadow.hpp): a leaf is one term of its |value|, or
+// the partial sum it reads; sums add their terms, products multiply them (each monomial one
+// multiplication deeper), an fma does both.
+// The result is Unbounded when a partial sum it reads is not Valid.
+AccLane evaluate(Exec& x, const std::vector<AccPlan::TreeOp>& tree, uint32_t lane) {
+  constexpr AccLane kUnbounded{0, 0, 0, AccLane::Unbounded, 0};
+  const AccPlan& plan = *x.program().accum;
+  std::vector<AccLane>& v = x.acc_scratch();
+  v.resize(tree.size());
+  for (size_t i = 0; i < tree.size(); ++i) {
+    const AccPlan::TreeOp& op = tree[i];
+    auto arg = [&](int k) -> const AccLane& { return v[static_cast<size_t>(op.args[k])]; };
+    auto state = [&](int n) {
+      for (int k = 0; k < n; ++k)
+        if (arg(k).state != AccLane::Valid)
+          return AccLane::Unbounded;
+      return AccLane::Valid;
+    };
+    switch (op.op) {
+    case Arith::Leaf:
+      if (op.source == Source::Value) {
+        v[i] = {0, 1, 0, AccLane::Valid, magnitude(x, op.reg, op.type, lane)};
+      } else if (op.source == Source::Local) {
+        v[i] = x.acc_lanes()[size_t{lane} * plan.locals.size() + op.slot];
+      } else {
+        const std::vector<AccLane>& elements = x.acc_shared(op.slot);
+        const uint64_t e = loaded_element(x, x.program().kernel->expr(op.expr), lane);
+        v[i] = e < elements.size() ? elements[e] : kUnbounded;
+      }
+      if (v[i].state != AccLane::Valid)
+        v[i] = kUnbounded;
+      break;
+    case Arith::Add:
+      v[i] = {arg(0).steps + arg(1).steps, arg(0).terms + arg(1).terms,
+              std::max(arg(0).depth, arg(1).depth), state(2), arg(0).sum + arg(1).sum};
+      break;
+    case Arith::Neg:
+      v[i] = arg(0);
+      break;
+    case Arith::Mul:
+      v[i] = {arg(0).steps + arg(1).steps, arg(0).terms * arg(1).terms,
+              arg(0).depth + arg(1).depth + 1, state(2), arg(0).sum * arg(1).sum};
+      break;
+    case Arith::Fma:
+      v[i] = {arg(0).steps + arg(1).steps + arg(2).steps,
+              arg(0).terms * arg(1).terms + arg(2).terms,
+              std::max(arg(0).depth + arg(1).depth + 1, arg(2).depth), state(3),
+              arg(0).sum * arg(1).sum + arg(2).sum};
+      break;
+    }
+  }
+  return v.back();
+}
+
+AccLane unless(AccLane l, bool unbounded) {
+  if (unbounded)
+    l.state = AccLane::Unbounded;
+  return l;
+}
+
 } // namespace
 
 std::shared_ptr<const AccPlan> make_acc_plan(const ir::Kernel& k, std::vector<Node>& nodes,
@@ -289,7 +353,7 @@ std::shared_ptr<const AccPlan> make_acc_plan(const ir::Kernel& k, std::vector<No
   Planner planner(k, nodes);
   if (planner.empty())
     return nullptr;
-  planner.targets(body);
+  planner.shared_arrays(body);
   planner.annotate(body);
   return std::make_shared<const AccPlan>(planner.take());
 }
@@ -309,100 +373,48 @@ void acc_action(Exec& x, const CStmt& cs, const LaneMask& m) {
     r.destination = Destination{s.space, s.mem, stored_element(x, s, lane)};
     return r;
   };
+  auto bounded = [](AccumulationRecord& r, const AccLane& l) {
+    r.bounded = l.state == AccLane::Valid;
+    if (r.bounded) {
+      r.steps = l.steps;
+      r.terms = l.terms;
+      r.depth = l.depth;
+      r.abs_sum = l.sum;
+    }
+  };
+  // The tracked shared element a store or atomic of `lane` wrote, or null (out of range: the
+  // access failed).
+  auto shared_element = [&](uint32_t lane) -> AccLane* {
+    std::vector<AccLane>& elements = x.acc_shared(static_cast<uint32_t>(a.shared));
+    const uint64_t e = stored_element(x, s, lane);
+    return e < elements.size() ? &elements[e] : nullptr;
+  };
   switch (a.kind) {
   case AccPlan::Kind::Define:
     for_active(m, [&](uint32_t lane) {
       AccLane& l = lanes[static_cast<size_t>(lane) * slots + a.slot];
-      l = AccLane{0, 1, 0, AccLane::Valid, magnitude(x, a.reg, a.type, lane)};
+      if (a.dynamic)
+        l = evaluate(x, a.tree, lane);
+      else
+        l = AccLane{0, 1, 0, AccLane::Valid, magnitude(x, a.reg, a.type, lane)};
     });
     break;
-  case AccPlan::Kind::Step: {
-    std::vector<double>& v = x.acc_scratch();
-    v.resize(a.tree.size());
+  case AccPlan::Kind::Step:
     for_active(m, [&](uint32_t lane) {
       AccLane& l = lanes[static_cast<size_t>(lane) * slots + a.slot];
       if (l.state != AccLane::Valid)
         return;
-      for (size_t i = 0; i < a.tree.size(); ++i) {
-        const AccPlan::TreeOp& op = a.tree[i];
-        if (op.leaf) {
-          v[i] = magnitude(x, op.reg, op.type, lane);
-          continue;
-        }
-        switch (op.op) {
-        case ir::Op::Add:
-        case ir::Op::Sub:
-          v[i] = v[op.args[0]] + v[op.args[1]];
-          break;
-        case ir::Op::Neg:
-          v[i] = v[op.args[0]];
-          break;
-        case ir::Op::Mul:
-          v[i] = v[op.args[0]] * v[op.args[1]];
-          break;
-        case ir::Op::Const:
-        case ir::Op::LocalGet:
-        case ir::Op::ParamGet:
-        case ir::Op::GlobalId:
-        case ir::Op::LocalId:
-        case ir::Op::GroupId:
-        case ir::Op::GroupSize:
-        case ir::Op::NumGroups:
-        case ir::Op::BufferLen:
-        case ir::Op::Load:
-        case ir::Op::Convert:
-        case ir::Op::Bitcast:
-        case ir::Op::Pack:
-        case ir::Op::Unpack:
-        case ir::Op::Div:
-        case ir::Op::Rem:
-        case ir::Op::Abs:
-        case ir::Op::Min:
-        case ir::Op::Max:
-        case ir::Op::Clamp:
-        case ir::Op::Fma:
-        case ir::Op::Sqrt:
-        case ir::Op::Rsqrt:
-        case ir::Op::Exp:
-        case ir::Op::Exp2:
-        case ir::Op::Log:
-        case ir::Op::Log2:
-        case ir::Op::Sin:
-        case ir::Op::Cos:
-        case ir::Op::Tan:
-        case ir::Op::Tanh:
-        case ir::Op::Pow:
-        case ir::Op::Erf:
-        case ir::Op::Atan2:
-        case ir::Op::Atan:
-        case ir::Op::Floor:
-        case ir::Op::Ceil:
-        case ir::Op::Fract:
-        case ir::Op::Copysign:
-        case ir::Op::Eq:
-        case ir::Op::Ne:
-        case ir::Op::Lt:
-        case ir::Op::Le:
-        case ir::Op::Gt:
-        case ir::Op::Ge:
-        case ir::Op::And:
-        case ir::Op::Or:
-        case ir::Op::Xor:
-        case ir::Op::Not:
-        case ir::Op::Shl:
-        case ir::Op::Shr:
-        case ir::Op::Select: // only fma reaches here: chains hold add, sub, neg, mul and fma
-          v[i] = v[op.args[0]] * v[op.args[1]] + v[op.args[2]];
-          break;
-        }
+      const AccLane t = evaluate(x, a.tree, lane);
+      if (t.state != AccLane::Valid) {
+        l.state = AccLane::Unbounded;
+        return;
       }
-      l.steps += 1;
-      l.terms += a.terms;
-      l.depth = std::max(l.depth, a.depth);
-      l.sum += v.back();
+      l.steps += 1 + t.steps;
+      l.terms += t.terms;
+      l.depth = std::max(l.depth, t.depth);
+      l.sum += t.sum;
     });
     break;
-  }
   case AccPlan::Kind::Invalidate:
     for_active(m, [&](uint32_t lane) {
       lanes[static_cast<size_t>(lane) * slots + a.slot].state = AccLane::Unbounded;
@@ -416,18 +428,40 @@ void acc_action(Exec& x, const CStmt& cs, const LaneMask& m) {
       AccumulationRecord& r = record(lane);
       r.local = plan.locals[a.slot];
       r.type = x.program().kernel->locals[r.local].type;
-      r.bounded = l.state == AccLane::Valid;
-      if (r.bounded) {
-        r.steps = l.steps;
-        r.terms = l.terms;
-        r.depth = l.depth;
-        r.abs_sum = l.sum;
-      }
+      bounded(r, l);
+      if (a.shared >= 0)
+        if (AccLane* e = shared_element(lane))
+          *e = unless(l, a.unbounded || l.state != AccLane::Valid);
     });
     break;
+  case AccPlan::Kind::Combine: {
+    // Every lane reads the partial sums before any writes one (`sh[lid] = sh[lid] + sh[lid + s]`
+    // reads the element it writes).
+    std::vector<std::pair<uint32_t, AccLane>> done;
+    for_active(m, [&](uint32_t lane) {
+      if (!x.stopped(lane))
+        done.emplace_back(lane, unless(evaluate(x, a.tree, lane), a.unbounded));
+    });
+    for (const auto& [lane, l] : done) {
+      if (a.shared >= 0) {
+        if (AccLane* e = shared_element(lane))
+          *e = l;
+        continue;
+      }
+      AccumulationRecord& r = record(lane);
+      r.type = a.type;
+      bounded(r, l);
+    }
+    break;
+  }
   case AccPlan::Kind::None:
     break;
   }
+  if (s.kind == ir::StmtKind::Atomic && a.shared >= 0)
+    for_active(m, [&](uint32_t lane) {
+      if (AccLane* e = shared_element(lane))
+        e->state = AccLane::Unbounded;
+    });
   if (a.clear)
     for_active(m, [&](uint32_t lane) {
       if (!x.stopped(lane))

@@ -285,8 +285,12 @@ std::optional<BatchError> Exec::run_batch(uint64_t first, uint32_t count) {
   stopped_lanes_ = 0;
   returned_.reset_empty(n_);
   error_.reset();
-  if (p_.accum)
+  if (p_.accum) {
     acc_lanes_.assign(size_t{capacity_} * p_.accum->locals.size(), AccLane{});
+    acc_shared_.resize(p_.accum->shared.size());
+    for (size_t i = 0; i < acc_shared_.size(); ++i)
+      acc_shared_[i].assign(p_.kernel->shared[p_.accum->shared[i]].size, AccLane{});
+  }
   for (auto& s : shared_)
     std::memset(s.data(), 0, s.size());
   // Private arrays start at zero in every lane (specs/ir.md); a batch starts its lanes.

@@ -182,7 +182,10 @@ public:
   std::vector<ShadowRecord>& shadow() { return shadow_; }
   std::vector<AccumulationRecord>& accumulations() { return acc_records_; }
   AccLane* acc_lanes() { return acc_lanes_.data(); } // lane * tracked locals + slot
-  std::vector<double>& acc_scratch() { return acc_scratch_; }
+  // The partial sum each element of tracked shared array `slot` (AccPlan::shared) holds; reset
+  // (Undefined) with the shared memory at each batch, one workgroup's.
+  std::vector<AccLane>& acc_shared(uint32_t slot) { return acc_shared_[slot]; }
+  std::vector<AccLane>& acc_scratch() { return acc_scratch_; }
   bool stopped(uint32_t lane) const { return stopped_lanes_ && stopped_[lane]; }
   // With Options::intervals, the interval shadow (interval.hpp); null otherwise.
   IntervalState* intervals() { return iv_.get(); }
@@ -310,8 +313,9 @@ private:
   std::optional<BatchError> error_;
   std::vector<ShadowRecord> shadow_;
   std::vector<AccLane> acc_lanes_;
+  std::vector<std::vector<AccLane>> acc_shared_;
   std::vector<AccumulationRecord> acc_records_;
-  std::vector<double> acc_scratch_;
+  std::vector<AccLane> acc_scratch_;
   uint64_t ticks_ = 0, flushed_ = 0, poll_at_ = kPollSteps;
   std::unique_ptr<IntervalState> iv_;
 };

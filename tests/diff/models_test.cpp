@@ -403,3 +403,31 @@ TEST(RoundingModels, DroppedNarrowingUnderTheOptInIsFlagged) {
   EXPECT_EQ(exact.violations(), b.size - b.exact);
   EXPECT_EQ(loose.violations(), exact.violations());
 }
+
+namespace {
+
+// Buffers of 2^16 elements or more are judged in chunks on several threads (diff/src/run.cpp),
+// each chunk counting apart and merged in index order: the report equals one thread's, counts,
+// histogram, model counts and the first violations and unexplained elements alike.
+TEST(Models, ChunkedJudgingGivesOneThreadsReport) {
+  policy::Registry registry;
+  accept(registry, "narrow_f16");
+  const ir::VerifiedKernel k = examples::narrow_f16();
+  auto in = inputs::make_inputs(k.kernel(), size_t{1} << 17, inputs::Kind::Ties, 11);
+  InterpDevice off("off", interp::NarrowingModel::SingleRounding, registry, {},
+                   test::shift_one_ulp(97));
+  Options one = with(registry), four = with(registry);
+  one.reference_threads = 1;
+  four.reference_threads = 4;
+  const Report a = run(k, off, in.grid, in.args, one);
+  const Report b = run(k, off, in.grid, in.args, four);
+  ASSERT_EQ(a.buffers.size(), 1u);
+  const BufferReport& r = a.buffers[0];
+  EXPECT_GT(r.violations + r.models.unexplained, 0u) << to_text(a);
+  EXPECT_GT(r.models.explained, 0u) << to_text(a);
+  EXPECT_EQ(r.first_violations.size() + r.models.first_unexplained.size() > 0, true);
+  EXPECT_EQ(to_json(a), to_json(b));
+  EXPECT_EQ(to_text(a), to_text(b));
+}
+
+} // namespace
