@@ -1,5 +1,8 @@
 #include "quirks.hpp"
 
+#include "halfway/diff/compare.hpp"
+#include "halfway/numerics/formats.hpp"
+
 #include <algorithm>
 
 namespace halfway::kernelgen::detail {
@@ -200,6 +203,62 @@ bool rewrite_f16_nan_payload(ir::Kernel& k) {
   return changed;
 }
 
+// The IR leaves the sign and payload of a NaN that an arithmetic op returns unspecified
+// (specs/ir.md, "NaN results"); the interpreter returns the canonical +NaN. lavapipe computes on
+// x86 SSE/AVX, which returns the first NaN operand made quiet (its sign and payload kept), and for
+// an invalid operation (0 * inf, inf - inf) the default NaN with the sign set. Through a bitcast or
+// a pack integer code then sees those bits (and(bitcast<u32>(mul(c, NaN)), 31) is the NaN's low
+// payload bits; known-device-issues/nan-payload-propagated.hk). Rewritten here, each float node of
+// the arithmetic, fma, math and integral families (the op table's families) becomes
+// select(operand k is NaN, quiet(operand k), ..., select(the node is NaN, -NaN, the node)), the
+// operands tested in the order `order` gives (x86 returns the first source operand, and the
+// compiler may commute): one model per order. f16 NaNs keep their sign only: lavapipe loses f16
+// payloads in its float registers (f16-nan-payload.hk). fp8 has no arithmetic. Conversions are
+// left out: the model covers what the campaign has found, each case pinned by a test.
+bool rewrite_nan_propagation(ir::Kernel& k, bool reversed) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    const ir::OpFamily family = ir::info(e.op).family;
+    if (!ir::is_float(e.type) || ir::is_fp8(e.type) ||
+        (family != ir::OpFamily::Arith && family != ir::OpFamily::Fma &&
+         family != ir::OpFamily::Math && family != ir::OpFamily::Integral))
+      continue;
+    const ScalarType u = bits_type(e.type);
+    const num::FormatInfo& fi = num::info(*diff::float_format(e.type));
+    const auto word = [&](uint64_t v) { return add_node(k, Op::Const, u, {}, v); };
+    // bf16 lives in f32 registers: an op that rounds goes through the backend's bf16 rounding,
+    // which makes a NaN canonical with its sign (codegen/spirv round_to_bf16); floor and ceil
+    // keep the f32 NaN, whose upper half is the bf16 one made quiet.
+    const bool keeps_sign_only =
+        e.type == ScalarType::F16 || (e.type == ScalarType::BF16 && ir::info(e.op).rounds);
+    const ExprId copy = k.add(e);
+    ExprId value =
+        add_node(k, Op::Select, e.type,
+                 {add_node(k, Op::Ne, ScalarType::Bool, {copy, copy}),
+                  add_node(k, Op::Const, e.type, {}, fi.sign_mask | fi.quiet_nan), copy});
+    for (int j = 0; j < e.nargs; ++j) {
+      const ExprId a = e.args[reversed ? j : e.nargs - 1 - j];
+      if (k.exprs[a].type != e.type)
+        continue;
+      const ExprId bits = add_node(k, Op::Bitcast, u, {a});
+      const ExprId quiet =
+          keeps_sign_only
+              ? add_node(k, Op::Or, u,
+                         {add_node(k, Op::And, u, {bits, word(fi.sign_mask)}), word(fi.quiet_nan)})
+              : add_node(k, Op::Or, u, {bits, word(fi.quiet_nan & ~fi.inf_bits)});
+      value = add_node(k, Op::Select, e.type,
+                       {add_node(k, Op::Ne, ScalarType::Bool, {a, a}),
+                        add_node(k, Op::Bitcast, e.type, {quiet}), value});
+    }
+    k.exprs[id] = k.exprs[value];
+    k.exprs[id].line = e.line;
+    changed = true;
+  }
+  return changed;
+}
+
 } // namespace
 
 std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
@@ -218,6 +277,27 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   QuirkModel nan{"known device issue: NaN sign observed (copysign, bitcast)", kernel};
   if (rewrite_nan_sign(nan.kernel))
     out.push_back(std::move(nan));
+  for (bool reversed : {false, true}) {
+    QuirkModel propagated{"known device issue: a NaN operand's sign and payload propagated "
+                          "(arithmetic, math)",
+                          kernel};
+    if (rewrite_nan_propagation(propagated.kernel, reversed))
+      out.push_back(std::move(propagated));
+  }
+  // lavapipe does all of these at once: an element may need two (a folded 0.0 * x in one half of
+  // a packed word, a propagated NaN in the other). The folds come first (the compiler makes them
+  // before anything runs); the sign-flip model above is left out, propagation replaces it.
+  if (out.size() > 1)
+    for (bool reversed : {false, true}) {
+      QuirkModel all{"known device issue: several at once (constant +0.0 folded, log of a "
+                     "subnormal, NaN propagated, f16 NaN payload lost)",
+                     kernel};
+      rewrite_zero_folds(all.kernel);
+      rewrite_log_subnormal(all.kernel);
+      rewrite_nan_propagation(all.kernel, reversed);
+      rewrite_f16_nan_payload(all.kernel);
+      out.push_back(std::move(all));
+    }
   return out;
 }
 
