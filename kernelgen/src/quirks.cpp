@@ -259,6 +259,55 @@ bool rewrite_nan_propagation(ir::Kernel& k, bool reversed) {
   return changed;
 }
 
+// Whether two expressions compute the same value (same ops, types, immediates and operands).
+bool same_tree(const ir::Kernel& k, ExprId a, ExprId b) {
+  if (a == b)
+    return true;
+  const ir::Expr &x = k.exprs[a], &y = k.exprs[b];
+  if (x.op != y.op || x.type != y.type || x.imm != y.imm || x.aux != y.aux || x.ref != y.ref ||
+      x.nargs != y.nargs || x.space != y.space || x.rounding != y.rounding ||
+      x.saturate != y.saturate)
+    return false;
+  for (int i = 0; i < x.nargs; ++i)
+    if (!same_tree(k, x.args[i], y.args[i]))
+      return false;
+  return true;
+}
+
+// lavapipe (Mesa's NIR) drops an fabs whose operand its range analysis deems not negative, and
+// that analysis counts -0.0 (and a NaN's sign) as not negative: abs(-0.0) is -0.0, abs(x * -0.0)
+// is -0.0 for x >= 0, abs(v * v) is -NaN for v = -NaN (known-device-issues/abs-not-negative.hk).
+// Rewritten here, each abs(x) whose operand the analysis decides that way becomes x when the
+// condition holds: x a constant expression with x >= 0, a product of two equal operands, or a
+// product with a constant expression equal to zero.
+bool rewrite_abs_dropped(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op != Op::Abs || !ir::is_float(e.type))
+      continue;
+    const ExprId x = e.args[0];
+    const ir::Expr& xe = k.exprs[x];
+    ExprId cond = ir::kNone;
+    const ExprId zero = add_node(k, Op::Const, e.type, {}, 0);
+    if (constant_tree(k, x)) {
+      cond = add_node(k, Op::Ge, ScalarType::Bool, {x, zero});
+    } else if (xe.op == Op::Mul && same_tree(k, xe.args[0], xe.args[1])) {
+      cond = add_node(k, Op::Const, ScalarType::Bool, {}, 1);
+    } else if (xe.op == Op::Mul) {
+      for (int i = 0; i < 2 && cond == ir::kNone; ++i)
+        if (constant_tree(k, xe.args[i]))
+          cond = add_node(k, Op::Eq, ScalarType::Bool, {xe.args[i], zero});
+    }
+    if (cond == ir::kNone)
+      continue;
+    select_instead(k, id, cond, x);
+    changed = true;
+  }
+  return changed;
+}
+
 } // namespace
 
 std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
@@ -271,6 +320,10 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add)", kernel};
   if (rewrite_zero_folds(zero.kernel))
     out.push_back(std::move(zero));
+  QuirkModel abs{"known device issue: abs of a value deemed not negative dropped (-0.0, -NaN)",
+                 kernel};
+  if (rewrite_abs_dropped(abs.kernel))
+    out.push_back(std::move(abs));
   QuirkModel payload{"known device issue: f16 NaN payload lost (pack, bitcast)", kernel};
   if (rewrite_f16_nan_payload(payload.kernel))
     out.push_back(std::move(payload));
@@ -289,9 +342,10 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   // before anything runs); the sign-flip model above is left out, propagation replaces it.
   if (out.size() > 1)
     for (bool reversed : {false, true}) {
-      QuirkModel all{"known device issue: several at once (constant +0.0 folded, log of a "
-                     "subnormal, NaN propagated, f16 NaN payload lost)",
+      QuirkModel all{"known device issue: several at once (constant +0.0 folded, abs dropped, "
+                     "log of a subnormal, NaN propagated, f16 NaN payload lost)",
                      kernel};
+      rewrite_abs_dropped(all.kernel); // it reads the products the folds rewrite
       rewrite_zero_folds(all.kernel);
       rewrite_log_subnormal(all.kernel);
       rewrite_nan_propagation(all.kernel, reversed);
