@@ -1,8 +1,10 @@
 // `halfway reduce FILE.hk --device D [--out MIN.hk] [--grid N --inputs K --seed S opt-ins
-// --exact-models]`: shrinks a kernel that mismatches on D while the mismatch persists, and prints
-// the smallest kernel found with the command that shows its mismatch (specs/kernelgen.md). The
-// launch options not given are read from the `// halfway diff ...` comment that `halfway fuzz
-// --out` and `halfway reduce` write at the top of a kernel file.
+// --exact-models] [--judge]`: shrinks a kernel that mismatches on D while the mismatch persists,
+// and prints the smallest kernel found with the command that shows its mismatch
+// (specs/kernelgen.md). The launch options not given are read from the `// halfway diff ...`
+// comment that `halfway fuzz
+// --out` and `halfway reduce` write at the top of a kernel file. With --judge it only prints how
+// the campaign judges the kernel now.
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "halfway/ir/error.hpp"
@@ -28,6 +30,7 @@ struct ReduceCliOptions {
   std::string inputs = "random";
   std::string seed = "1";
   bool exact_models = false;
+  bool judge = false;
   std::string timeout;
   const CLI::Option* timeout_option = nullptr;
   std::string max_attempts = "20000";
@@ -85,6 +88,10 @@ Runner add_reduce(CLI::App& app) {
                       "Seconds each launch may take (default: 10; candidates may loop for ever)");
   sub->add_option("--max-attempts", o->max_attempts, "Candidates to run at most")
       ->capture_default_str();
+  sub->add_flag("--judge", o->judge,
+                "Reduce nothing: print how the campaign judges the kernel now (match, "
+                "inconclusive, unsupported, explained: CAUSE or unexplained: CAUSE); exit 1 when "
+                "unexplained");
   return [o] {
     kernelgen::RunSetup setup;
     // Options the command line leaves out come from the file's `// halfway diff` comment.
@@ -179,6 +186,14 @@ Runner add_reduce(CLI::App& app) {
     const policy::Registry& registry = policy::global_registry();
     const kernelgen::Check first =
         kernelgen::check(kernel.kernel(), *device, o->device, setup, registry);
+    if (o->judge) {
+      // scripts/fuzz-recheck re-judges a campaign's findings with this.
+      const std::string outcome(kernelgen::name(first.outcome));
+      Output::get().text(outcome + (first.cause.empty() ? "" : ": " + first.cause) + "\n");
+      if (first.outcome == kernelgen::Outcome::Unexplained && !first.report.empty())
+        std::cerr << first.report << "\n";
+      return first.outcome == kernelgen::Outcome::Unexplained ? 1 : 0;
+    }
     if (first.outcome != kernelgen::Outcome::Explained &&
         first.outcome != kernelgen::Outcome::Unexplained)
       throw Error(ErrorKind::Usage,
