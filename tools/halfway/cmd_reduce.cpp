@@ -134,8 +134,7 @@ Runner add_reduce(CLI::App& app) {
     if (o->grid.empty())
       throw Error(ErrorKind::Usage,
                   "no grid: give --grid LANES (or a file with a `// halfway diff` comment)", ctx);
-    // X, XxY or XxYxZ lanes, each a positive multiple of the workgroup's extent (the reducer
-    // shrinks x; y and z stay).
+    // X, XxY or XxYxZ lanes, each a positive multiple of the workgroup's extent.
     std::array<uint32_t, 3> lanes3{1, 1, 1};
     {
       std::vector<std::string> parts;
@@ -203,23 +202,30 @@ Runner add_reduce(CLI::App& app) {
     std::cerr << "reduce: " << kernelgen::name(first.outcome) << " (" << first.cause << ") on "
               << o->device << "; " << kernelgen::count_statements(kernel.kernel())
               << " statements\n";
-    kernelgen::StillFails still_fails = [&](const ir::VerifiedKernel& k, uint32_t n) {
+    kernelgen::StillFails still_fails = [&](const ir::VerifiedKernel& k,
+                                            const kernelgen::Lanes& n) {
       throw_if_interrupted(kernel.name());
       kernelgen::RunSetup s = setup;
-      s.lanes = n;
+      s.lanes = n[0];
+      s.lanes_y = n[1];
+      s.lanes_z = n[2];
       // The same failure: an error (or another cause) never stands in for the mismatch.
       const kernelgen::Check c = kernelgen::check(k.kernel(), *device, o->device, s, registry);
       return c.outcome == first.outcome &&
              (c.outcome != kernelgen::Outcome::Unexplained || c.cause == first.cause);
     };
-    kernelgen::Reduced r = kernelgen::reduce(kernel.kernel(), setup.lanes, still_fails, ro);
+    kernelgen::Reduced r = kernelgen::reduce(
+        kernel.kernel(), {setup.lanes, setup.lanes_y, setup.lanes_z}, still_fails, ro);
     kernelgen::RunSetup final_setup = setup;
-    final_setup.lanes = r.lanes;
+    final_setup.lanes = r.lanes[0];
+    final_setup.lanes_y = r.lanes[1];
+    final_setup.lanes_z = r.lanes[2];
     const std::string out_file = o->out.empty() ? "MIN.hk" : o->out;
     const std::string cmd =
         kernelgen::diff_command(out_file, kernel.name(), o->device, final_setup);
     std::cerr << "reduce: " << r.statements << " statements (was " << r.statements_before << "), "
-              << r.lanes << " lanes; " << r.attempts << " candidates run\n";
+              << kernelgen::grid_text(final_setup) << " lanes; " << r.attempts
+              << " candidates run\n";
     const std::string text = "// " + std::string(kernelgen::name(first.outcome)) + " on " +
                              o->device + ", reduced by halfway reduce from " + o->choice.file +
                              "\n// " + cmd + "\n" + ir::print(r.kernel);
