@@ -308,6 +308,31 @@ bool rewrite_abs_dropped(ir::Kernel& k) {
   return changed;
 }
 
+// lavapipe compares an i64 made by sign-extending an i32 (convert<i64> of an i32) as if it had
+// been zero-extended: ge(convert<i64>(-5:i32), 0:i64) is true, lt(convert<i64>(x), 0) false for
+// every x (known-device-issues/sext-compare.hk); the converted value itself, stored, is right.
+// Rewritten here, each such operand of an ordered comparison becomes convert<i64>(bitcast<u32>(x)).
+bool rewrite_sext_compare(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op != Op::Lt && e.op != Op::Le && e.op != Op::Gt && e.op != Op::Ge)
+      continue;
+    for (int i = 0; i < 2; ++i) {
+      const ir::Expr& a = k.exprs[e.args[i]];
+      if (a.op != Op::Convert || a.type != ScalarType::I64 ||
+          k.exprs[a.args[0]].type != ScalarType::I32)
+        continue;
+      const ExprId zext = add_node(k, Op::Convert, ScalarType::I64,
+                                   {add_node(k, Op::Bitcast, ScalarType::U32, {a.args[0]})});
+      k.exprs[id].args[i] = zext;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 } // namespace
 
 std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
@@ -324,6 +349,9 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
                  kernel};
   if (rewrite_abs_dropped(abs.kernel))
     out.push_back(std::move(abs));
+  QuirkModel sext{"known device issue: a sign-extended i32 compared as zero-extended", kernel};
+  if (rewrite_sext_compare(sext.kernel))
+    out.push_back(std::move(sext));
   QuirkModel payload{"known device issue: f16 NaN payload lost (pack, bitcast)", kernel};
   if (rewrite_f16_nan_payload(payload.kernel))
     out.push_back(std::move(payload));
@@ -343,10 +371,12 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   if (out.size() > 1)
     for (bool reversed : {false, true}) {
       QuirkModel all{"known device issue: several at once (constant +0.0 folded, abs dropped, "
-                     "log of a subnormal, NaN propagated, f16 NaN payload lost)",
+                     "sign extension compared, log of a subnormal, NaN propagated, f16 NaN "
+                     "payload lost)",
                      kernel};
       rewrite_abs_dropped(all.kernel); // it reads the products the folds rewrite
       rewrite_zero_folds(all.kernel);
+      rewrite_sext_compare(all.kernel);
       rewrite_log_subnormal(all.kernel);
       rewrite_nan_propagation(all.kernel, reversed);
       rewrite_f16_nan_payload(all.kernel);

@@ -125,7 +125,9 @@ INSTANTIATE_TEST_SUITE_P(
         Issue{"abs-not-negative.hk", ir::ScalarType::F32, 0x3f800000, 0x00000000, 0x80000000, true},
         // mul(-0.9361025, NaN 0xffffffff): the canonical NaN against the operand's NaN.
         Issue{"nan-payload-propagated.hk", ir::ScalarType::U32, 0xffffffff, 0x7fc00000, 0xffffffff,
-              true}),
+              true},
+        // ge(convert<i64>(-5), 0): false (2) against true (1).
+        Issue{"sext-compare.hk", ir::ScalarType::I32, 0xfffffffb, 2, 1, true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));
