@@ -409,7 +409,28 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         }
         // With exact models an element at a site passes when a model explains it; otherwise the
         // bound decides.
-        const bool accepted = record && options.exact_models ? explained : inside;
+        bool accepted = record && options.exact_models ? explained : inside;
+        // An opt-in's bound (or rounding models) takes the chain's ops as correctly rounded. On a
+        // device whose math is looser (the interval shadow runs), an element outside it may still
+        // be what the device's documented precision allows (x / 0.0 is undefined on Vulkan): the
+        // element's interval decides then. Rounding is monotone, so the interval of the two-step
+        // result also holds the single-rounding one.
+        if (record && !accepted && report.intervals && format && p < stats.intervals.size() &&
+            i < stats.intervals[p].size()) {
+          const interp::ValueInterval& iv = stats.intervals[p][i];
+          if (iv.undecided) {
+            undecided = true;
+          } else {
+            Bound interval;
+            interval.kind = Bound::Kind::DevicePrecision;
+            interval.lo = num::from_double(*format, iv.lo);
+            interval.hi = num::from_double(*format, iv.hi);
+            if (accepts(interval, b.type, r, d, report.controls)) {
+              bound = interval;
+              accepted = true;
+            }
+          }
+        }
         Verdict verdict = Verdict::Violation;
         if (undecided) {
           ++b.undecided;

@@ -134,18 +134,41 @@ double cr_math(num::MathFn fn, num::Format f, double a, double b = 0) {
   return value_of(f, num::math(fn, f, bits_of(f, a), bits_of(f, b)));
 }
 
+// NaNs that the ends do not show: a value inside one interval meets an infinite end of the other
+// (0 * inf, inf - inf). Only intervals that are not points have values inside them; points are
+// decided by their ends (from_candidates).
+bool has_inf(const Iv& a, double inf) {
+  return a.lo == inf || a.hi == inf;
+}
+bool holds_zero(const Iv& a) {
+  return !is_point(a) && a.lo <= 0 && a.hi >= 0;
+}
+
 Iv add(num::Format f, const Iv& a, const Iv& b) {
   if (a.undecided || b.undecided)
+    return kUndecided;
+  // -inf in one and +inf in the other: their sum is NaN (ends meeting ends are seen below).
+  if ((!is_point(a) || !is_point(b)) &&
+      ((has_inf(a, -kInf) && has_inf(b, kInf)) || (has_inf(a, kInf) && has_inf(b, -kInf))))
     return kUndecided;
   return from_candidates({cr_add(f, a.lo, b.lo), cr_add(f, a.hi, b.hi)});
 }
 Iv sub(num::Format f, const Iv& a, const Iv& b) {
   if (a.undecided || b.undecided)
     return kUndecided;
+  if ((!is_point(a) || !is_point(b)) &&
+      ((has_inf(a, kInf) && has_inf(b, kInf)) || (has_inf(a, -kInf) && has_inf(b, -kInf))))
+    return kUndecided;
   return from_candidates({cr_sub(f, a.lo, b.hi), cr_sub(f, a.hi, b.lo)});
 }
 Iv mul(num::Format f, const Iv& a, const Iv& b) {
   if (a.undecided || b.undecided)
+    return kUndecided;
+  // Zero inside one and an infinity in the other: the product may be NaN (pow(1, inf) on Vulkan is
+  // exp2(inf * log2(1)), and log2(1) may be 0).
+  const bool a_inf = has_inf(a, kInf) || has_inf(a, -kInf);
+  const bool b_inf = has_inf(b, kInf) || has_inf(b, -kInf);
+  if ((holds_zero(a) && b_inf) || (holds_zero(b) && a_inf))
     return kUndecided;
   return from_candidates(
       {cr_mul(f, a.lo, b.lo), cr_mul(f, a.lo, b.hi), cr_mul(f, a.hi, b.lo), cr_mul(f, a.hi, b.hi)});

@@ -1,5 +1,8 @@
 #include "quirks.hpp"
 
+#include "halfway/diff/compare.hpp"
+#include "halfway/numerics/formats.hpp"
+
 #include <algorithm>
 
 namespace halfway::kernelgen::detail {
@@ -200,6 +203,136 @@ bool rewrite_f16_nan_payload(ir::Kernel& k) {
   return changed;
 }
 
+// The IR leaves the sign and payload of a NaN that an arithmetic op returns unspecified
+// (specs/ir.md, "NaN results"); the interpreter returns the canonical +NaN. lavapipe computes on
+// x86 SSE/AVX, which returns the first NaN operand made quiet (its sign and payload kept), and for
+// an invalid operation (0 * inf, inf - inf) the default NaN with the sign set. Through a bitcast or
+// a pack integer code then sees those bits (and(bitcast<u32>(mul(c, NaN)), 31) is the NaN's low
+// payload bits; known-device-issues/nan-payload-propagated.hk). Rewritten here, each float node of
+// the arithmetic, fma, math and integral families (the op table's families) becomes
+// select(operand k is NaN, quiet(operand k), ..., select(the node is NaN, -NaN, the node)), the
+// operands tested in the order `order` gives (x86 returns the first source operand, and the
+// compiler may commute): one model per order. f16 NaNs keep their sign only: lavapipe loses f16
+// payloads in its float registers (f16-nan-payload.hk). fp8 has no arithmetic. Conversions are
+// left out: the model covers what the campaign has found, each case pinned by a test.
+bool rewrite_nan_propagation(ir::Kernel& k, bool reversed) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    const ir::OpFamily family = ir::info(e.op).family;
+    if (!ir::is_float(e.type) || ir::is_fp8(e.type) ||
+        (family != ir::OpFamily::Arith && family != ir::OpFamily::Fma &&
+         family != ir::OpFamily::Math && family != ir::OpFamily::Integral))
+      continue;
+    const ScalarType u = bits_type(e.type);
+    const num::FormatInfo& fi = num::info(*diff::float_format(e.type));
+    const auto word = [&](uint64_t v) { return add_node(k, Op::Const, u, {}, v); };
+    // bf16 lives in f32 registers: an op that rounds goes through the backend's bf16 rounding,
+    // which makes a NaN canonical with its sign (codegen/spirv round_to_bf16); floor and ceil
+    // keep the f32 NaN, whose upper half is the bf16 one made quiet.
+    const bool keeps_sign_only =
+        e.type == ScalarType::F16 || (e.type == ScalarType::BF16 && ir::info(e.op).rounds);
+    const ExprId copy = k.add(e);
+    ExprId value =
+        add_node(k, Op::Select, e.type,
+                 {add_node(k, Op::Ne, ScalarType::Bool, {copy, copy}),
+                  add_node(k, Op::Const, e.type, {}, fi.sign_mask | fi.quiet_nan), copy});
+    for (int j = 0; j < e.nargs; ++j) {
+      const ExprId a = e.args[reversed ? j : e.nargs - 1 - j];
+      if (k.exprs[a].type != e.type)
+        continue;
+      const ExprId bits = add_node(k, Op::Bitcast, u, {a});
+      const ExprId quiet =
+          keeps_sign_only
+              ? add_node(k, Op::Or, u,
+                         {add_node(k, Op::And, u, {bits, word(fi.sign_mask)}), word(fi.quiet_nan)})
+              : add_node(k, Op::Or, u, {bits, word(fi.quiet_nan & ~fi.inf_bits)});
+      value = add_node(k, Op::Select, e.type,
+                       {add_node(k, Op::Ne, ScalarType::Bool, {a, a}),
+                        add_node(k, Op::Bitcast, e.type, {quiet}), value});
+    }
+    k.exprs[id] = k.exprs[value];
+    k.exprs[id].line = e.line;
+    changed = true;
+  }
+  return changed;
+}
+
+// Whether two expressions compute the same value (same ops, types, immediates and operands).
+bool same_tree(const ir::Kernel& k, ExprId a, ExprId b) {
+  if (a == b)
+    return true;
+  const ir::Expr &x = k.exprs[a], &y = k.exprs[b];
+  if (x.op != y.op || x.type != y.type || x.imm != y.imm || x.aux != y.aux || x.ref != y.ref ||
+      x.nargs != y.nargs || x.space != y.space || x.rounding != y.rounding ||
+      x.saturate != y.saturate)
+    return false;
+  for (int i = 0; i < x.nargs; ++i)
+    if (!same_tree(k, x.args[i], y.args[i]))
+      return false;
+  return true;
+}
+
+// lavapipe (Mesa's NIR) drops an fabs whose operand its range analysis deems not negative, and
+// that analysis counts -0.0 (and a NaN's sign) as not negative: abs(-0.0) is -0.0, abs(x * -0.0)
+// is -0.0 for x >= 0, abs(v * v) is -NaN for v = -NaN (known-device-issues/abs-not-negative.hk).
+// Rewritten here, each abs(x) whose operand the analysis decides that way becomes x when the
+// condition holds: x a constant expression with x >= 0, a product of two equal operands, or a
+// product with a constant expression equal to zero.
+bool rewrite_abs_dropped(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op != Op::Abs || !ir::is_float(e.type))
+      continue;
+    const ExprId x = e.args[0];
+    const ir::Expr& xe = k.exprs[x];
+    ExprId cond = ir::kNone;
+    const ExprId zero = add_node(k, Op::Const, e.type, {}, 0);
+    if (constant_tree(k, x)) {
+      cond = add_node(k, Op::Ge, ScalarType::Bool, {x, zero});
+    } else if (xe.op == Op::Mul && same_tree(k, xe.args[0], xe.args[1])) {
+      cond = add_node(k, Op::Const, ScalarType::Bool, {}, 1);
+    } else if (xe.op == Op::Mul) {
+      for (int i = 0; i < 2 && cond == ir::kNone; ++i)
+        if (constant_tree(k, xe.args[i]))
+          cond = add_node(k, Op::Eq, ScalarType::Bool, {xe.args[i], zero});
+    }
+    if (cond == ir::kNone)
+      continue;
+    select_instead(k, id, cond, x);
+    changed = true;
+  }
+  return changed;
+}
+
+// lavapipe compares an i64 made by sign-extending an i32 (convert<i64> of an i32) as if it had
+// been zero-extended: ge(convert<i64>(-5:i32), 0:i64) is true, lt(convert<i64>(x), 0) false for
+// every x (known-device-issues/sext-compare.hk); the converted value itself, stored, is right.
+// Rewritten here, each such operand of an ordered comparison becomes convert<i64>(bitcast<u32>(x)).
+bool rewrite_sext_compare(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op != Op::Lt && e.op != Op::Le && e.op != Op::Gt && e.op != Op::Ge)
+      continue;
+    for (int i = 0; i < 2; ++i) {
+      const ir::Expr& a = k.exprs[e.args[i]];
+      if (a.op != Op::Convert || a.type != ScalarType::I64 ||
+          k.exprs[a.args[0]].type != ScalarType::I32)
+        continue;
+      const ExprId zext = add_node(k, Op::Convert, ScalarType::I64,
+                                   {add_node(k, Op::Bitcast, ScalarType::U32, {a.args[0]})});
+      k.exprs[id].args[i] = zext;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 } // namespace
 
 std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
@@ -212,12 +345,43 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add)", kernel};
   if (rewrite_zero_folds(zero.kernel))
     out.push_back(std::move(zero));
+  QuirkModel abs{"known device issue: abs of a value deemed not negative dropped (-0.0, -NaN)",
+                 kernel};
+  if (rewrite_abs_dropped(abs.kernel))
+    out.push_back(std::move(abs));
+  QuirkModel sext{"known device issue: a sign-extended i32 compared as zero-extended", kernel};
+  if (rewrite_sext_compare(sext.kernel))
+    out.push_back(std::move(sext));
   QuirkModel payload{"known device issue: f16 NaN payload lost (pack, bitcast)", kernel};
   if (rewrite_f16_nan_payload(payload.kernel))
     out.push_back(std::move(payload));
   QuirkModel nan{"known device issue: NaN sign observed (copysign, bitcast)", kernel};
   if (rewrite_nan_sign(nan.kernel))
     out.push_back(std::move(nan));
+  for (bool reversed : {false, true}) {
+    QuirkModel propagated{"known device issue: a NaN operand's sign and payload propagated "
+                          "(arithmetic, math)",
+                          kernel};
+    if (rewrite_nan_propagation(propagated.kernel, reversed))
+      out.push_back(std::move(propagated));
+  }
+  // lavapipe does all of these at once: an element may need two (a folded 0.0 * x in one half of
+  // a packed word, a propagated NaN in the other). The folds come first (the compiler makes them
+  // before anything runs); the sign-flip model above is left out, propagation replaces it.
+  if (out.size() > 1)
+    for (bool reversed : {false, true}) {
+      QuirkModel all{"known device issue: several at once (constant +0.0 folded, abs dropped, "
+                     "sign extension compared, log of a subnormal, NaN propagated, f16 NaN "
+                     "payload lost)",
+                     kernel};
+      rewrite_abs_dropped(all.kernel); // it reads the products the folds rewrite
+      rewrite_zero_folds(all.kernel);
+      rewrite_sext_compare(all.kernel);
+      rewrite_log_subnormal(all.kernel);
+      rewrite_nan_propagation(all.kernel, reversed);
+      rewrite_f16_nan_payload(all.kernel);
+      out.push_back(std::move(all));
+    }
   return out;
 }
 

@@ -105,7 +105,7 @@ bool loops_can_end(const ir::Kernel& k, const ir::Body& block) {
 
 class Reducer {
 public:
-  Reducer(const ir::Kernel& k, uint32_t lanes, const StillFails& f, const ReduceOptions& o)
+  Reducer(const ir::Kernel& k, const Lanes& lanes, const StillFails& f, const ReduceOptions& o)
       : k_(k), lanes_(lanes), still_fails_(f), o_(o) {}
 
   Reduced run() {
@@ -130,7 +130,7 @@ public:
 
 private:
   // Keeps `candidate` when it verifies and still fails.
-  bool attempt(ir::Kernel candidate, uint32_t lanes) {
+  bool attempt(ir::Kernel candidate, const Lanes& lanes) {
     if (attempts_ >= o_.max_attempts)
       return false;
     std::optional<ir::VerifiedKernel> v;
@@ -188,17 +188,26 @@ private:
     return any;
   }
 
+  // Along x, y and z in turn: one workgroup along the dimension, then halve the workgroup's
+  // extent there (lanes following), so that a failure that needs only a row of lanes ends as
+  // one.
   bool grid() {
     bool any = false;
-    if (lanes_ > k_.workgroup[0])
-      any |= attempt(k_, k_.workgroup[0]);
-    while (k_.workgroup[0] > 1 && lanes_ == k_.workgroup[0]) {
-      ir::Kernel c = k_;
-      c.workgroup[0] /= 2;
-      const uint32_t lanes = c.workgroup[0];
-      if (!attempt(std::move(c), lanes))
-        break;
-      any = true;
+    for (size_t d = 0; d < 3; ++d) {
+      if (lanes_[d] > k_.workgroup[d]) {
+        Lanes fewer = lanes_;
+        fewer[d] = k_.workgroup[d];
+        any |= attempt(k_, fewer);
+      }
+      while (k_.workgroup[d] > 1 && lanes_[d] == k_.workgroup[d]) {
+        ir::Kernel c = k_;
+        c.workgroup[d] /= 2;
+        Lanes fewer = lanes_;
+        fewer[d] = c.workgroup[d];
+        if (!attempt(std::move(c), fewer))
+          break;
+        any = true;
+      }
     }
     return any;
   }
@@ -252,7 +261,7 @@ private:
   }
 
   ir::Kernel k_;
-  uint32_t lanes_;
+  Lanes lanes_;
   const StillFails& still_fails_;
   ReduceOptions o_;
   uint64_t attempts_ = 0;
@@ -260,7 +269,7 @@ private:
 
 } // namespace
 
-Reduced reduce(const ir::Kernel& kernel, uint32_t lanes, const StillFails& still_fails,
+Reduced reduce(const ir::Kernel& kernel, const Lanes& lanes, const StillFails& still_fails,
                const ReduceOptions& options) {
   return Reducer(kernel, lanes, still_fails, options).run();
 }

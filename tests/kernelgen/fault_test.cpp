@@ -79,15 +79,18 @@ TEST_P(Faults, CampaignFindsItAndReduceShrinksIt) {
   apply_opt_in(registry, g.kernel.name, setup);
   // The mismatch itself: an unexplained check whose cause is a mismatch, not an error. A device
   // is made per fault setting: the Vulkan device's memo does not key on the fault.
-  auto outcome = [&](rt::Device& device, const ir::Kernel& k, uint32_t lanes) {
+  auto outcome = [&](rt::Device& device, const ir::Kernel& k, const Lanes& lanes) {
     RunSetup s = setup;
-    s.lanes = lanes;
+    s.lanes = lanes[0];
+    s.lanes_y = lanes[1];
+    s.lanes_z = lanes[2];
     const Check c = check(k, device, fault.device, s, registry);
     return c.outcome == Outcome::Unexplained && c.cause != "mismatch" ? Outcome::Match : c.outcome;
   };
   {
     auto clean = rt::make_device(fault.device, &registry);
-    EXPECT_NE(outcome(*clean, g.kernel, setup.lanes), Outcome::Unexplained)
+    EXPECT_NE(outcome(*clean, g.kernel, {setup.lanes, setup.lanes_y, setup.lanes_z}),
+              Outcome::Unexplained)
         << "mismatch without the fault";
   }
   Reduced r;
@@ -103,8 +106,8 @@ TEST_P(Faults, CampaignFindsItAndReduceShrinksIt) {
     ro.max_attempts = 3000;
     ro.expressions = false; // statements are what is counted; the CLI runs the expression pass too
     r = reduce(
-        g.kernel, setup.lanes,
-        [&](const ir::VerifiedKernel& k, uint32_t lanes) {
+        g.kernel, {setup.lanes, setup.lanes_y, setup.lanes_z},
+        [&](const ir::VerifiedKernel& k, const Lanes& lanes) {
           return outcome(*faulty, k.kernel(), lanes) == Outcome::Unexplained;
         },
         ro);

@@ -120,7 +120,14 @@ INSTANTIATE_TEST_SUITE_P(
         // add(0.0, mul(1, -0.0)): +0 against -0.
         Issue{"add-zero.hk", ir::ScalarType::F32, 0x3f800000, 0x00000000, 0x80000000, true},
         // pack<f16>(NaN 0x7c01, 0) >> 1: 0x3e00 against 0x3f00.
-        Issue{"f16-nan-pack-shift.hk", ir::ScalarType::F16, 0x7c01, 0x3e00, 0x3f00, true}),
+        Issue{"f16-nan-pack-shift.hk", ir::ScalarType::F16, 0x7c01, 0x3e00, 0x3f00, true},
+        // abs(mul(1, -0.0)): +0 against -0 (the abs is dropped).
+        Issue{"abs-not-negative.hk", ir::ScalarType::F32, 0x3f800000, 0x00000000, 0x80000000, true},
+        // mul(-0.9361025, NaN 0xffffffff): the canonical NaN against the operand's NaN.
+        Issue{"nan-payload-propagated.hk", ir::ScalarType::U32, 0xffffffff, 0x7fc00000, 0xffffffff,
+              true},
+        // ge(convert<i64>(-5), 0): false (2) against true (1).
+        Issue{"sext-compare.hk", ir::ScalarType::I32, 0xfffffffb, 2, 1, true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));

@@ -1,8 +1,10 @@
 // `halfway reduce FILE.hk --device D [--out MIN.hk] [--grid N --inputs K --seed S opt-ins
-// --exact-models]`: shrinks a kernel that mismatches on D while the mismatch persists, and prints
-// the smallest kernel found with the command that shows its mismatch (specs/kernelgen.md). The
-// launch options not given are read from the `// halfway diff ...` comment that `halfway fuzz
-// --out` and `halfway reduce` write at the top of a kernel file.
+// --exact-models] [--judge]`: shrinks a kernel that mismatches on D while the mismatch persists,
+// and prints the smallest kernel found with the command that shows its mismatch
+// (specs/kernelgen.md). The launch options not given are read from the `// halfway diff ...`
+// comment that `halfway fuzz
+// --out` and `halfway reduce` write at the top of a kernel file. With --judge it only prints how
+// the campaign judges the kernel now.
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "halfway/ir/error.hpp"
@@ -28,6 +30,7 @@ struct ReduceCliOptions {
   std::string inputs = "random";
   std::string seed = "1";
   bool exact_models = false;
+  bool judge = false;
   std::string timeout;
   const CLI::Option* timeout_option = nullptr;
   std::string max_attempts = "20000";
@@ -85,6 +88,10 @@ Runner add_reduce(CLI::App& app) {
                       "Seconds each launch may take (default: 10; candidates may loop for ever)");
   sub->add_option("--max-attempts", o->max_attempts, "Candidates to run at most")
       ->capture_default_str();
+  sub->add_flag("--judge", o->judge,
+                "Reduce nothing: print how the campaign judges the kernel now (match, "
+                "inconclusive, unsupported, explained: CAUSE or unexplained: CAUSE); exit 1 when "
+                "unexplained");
   return [o] {
     kernelgen::RunSetup setup;
     // Options the command line leaves out come from the file's `// halfway diff` comment.
@@ -127,8 +134,7 @@ Runner add_reduce(CLI::App& app) {
     if (o->grid.empty())
       throw Error(ErrorKind::Usage,
                   "no grid: give --grid LANES (or a file with a `// halfway diff` comment)", ctx);
-    // X, XxY or XxYxZ lanes, each a positive multiple of the workgroup's extent (the reducer
-    // shrinks x; y and z stay).
+    // X, XxY or XxYxZ lanes, each a positive multiple of the workgroup's extent.
     std::array<uint32_t, 3> lanes3{1, 1, 1};
     {
       std::vector<std::string> parts;
@@ -179,6 +185,14 @@ Runner add_reduce(CLI::App& app) {
     const policy::Registry& registry = policy::global_registry();
     const kernelgen::Check first =
         kernelgen::check(kernel.kernel(), *device, o->device, setup, registry);
+    if (o->judge) {
+      // scripts/fuzz-recheck re-judges a campaign's findings with this.
+      const std::string outcome(kernelgen::name(first.outcome));
+      Output::get().text(outcome + (first.cause.empty() ? "" : ": " + first.cause) + "\n");
+      if (first.outcome == kernelgen::Outcome::Unexplained && !first.report.empty())
+        std::cerr << first.report << "\n";
+      return first.outcome == kernelgen::Outcome::Unexplained ? 1 : 0;
+    }
     if (first.outcome != kernelgen::Outcome::Explained &&
         first.outcome != kernelgen::Outcome::Unexplained)
       throw Error(ErrorKind::Usage,
@@ -188,23 +202,30 @@ Runner add_reduce(CLI::App& app) {
     std::cerr << "reduce: " << kernelgen::name(first.outcome) << " (" << first.cause << ") on "
               << o->device << "; " << kernelgen::count_statements(kernel.kernel())
               << " statements\n";
-    kernelgen::StillFails still_fails = [&](const ir::VerifiedKernel& k, uint32_t n) {
+    kernelgen::StillFails still_fails = [&](const ir::VerifiedKernel& k,
+                                            const kernelgen::Lanes& n) {
       throw_if_interrupted(kernel.name());
       kernelgen::RunSetup s = setup;
-      s.lanes = n;
+      s.lanes = n[0];
+      s.lanes_y = n[1];
+      s.lanes_z = n[2];
       // The same failure: an error (or another cause) never stands in for the mismatch.
       const kernelgen::Check c = kernelgen::check(k.kernel(), *device, o->device, s, registry);
       return c.outcome == first.outcome &&
              (c.outcome != kernelgen::Outcome::Unexplained || c.cause == first.cause);
     };
-    kernelgen::Reduced r = kernelgen::reduce(kernel.kernel(), setup.lanes, still_fails, ro);
+    kernelgen::Reduced r = kernelgen::reduce(
+        kernel.kernel(), {setup.lanes, setup.lanes_y, setup.lanes_z}, still_fails, ro);
     kernelgen::RunSetup final_setup = setup;
-    final_setup.lanes = r.lanes;
+    final_setup.lanes = r.lanes[0];
+    final_setup.lanes_y = r.lanes[1];
+    final_setup.lanes_z = r.lanes[2];
     const std::string out_file = o->out.empty() ? "MIN.hk" : o->out;
     const std::string cmd =
         kernelgen::diff_command(out_file, kernel.name(), o->device, final_setup);
     std::cerr << "reduce: " << r.statements << " statements (was " << r.statements_before << "), "
-              << r.lanes << " lanes; " << r.attempts << " candidates run\n";
+              << kernelgen::grid_text(final_setup) << " lanes; " << r.attempts
+              << " candidates run\n";
     const std::string text = "// " + std::string(kernelgen::name(first.outcome)) + " on " +
                              o->device + ", reduced by halfway reduce from " + o->choice.file +
                              "\n// " + cmd + "\n" + ir::print(r.kernel);

@@ -647,12 +647,47 @@ llvm::MDNode* Lowering::no_unroll() {
   return md;
 }
 
+// Whether the part divides integers under control flow: LLVM 19's vectoriser predicates a division
+// by a non-constant divisor in a conditional block, and when the division's operands are the same
+// for every lane it computes it once, under the first lane's mask only, so that every lane gets
+// poison when the first lane has left (returned, or took the other branch). Found by the campaign
+// of seed 20261202 (kernel 8600: `rem(and(group_id(0), len(b)), len(b))` after an early return);
+// README, "LLVM 19: uniform predicated division".
+static bool divides_under_control(const ir::Kernel& k, const Part& part) {
+  bool branches = false, divides = false;
+  std::vector<ir::ExprId> stack;
+  auto visit = [&](const ir::Stmt& s) {
+    branches = branches || s.kind == ir::StmtKind::If || s.kind == ir::StmtKind::While ||
+               s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::Return ||
+               s.kind == ir::StmtKind::Break || s.kind == ir::StmtKind::Continue;
+    for (ir::ExprId root : ir::stmt_exprs(s))
+      stack.push_back(root);
+  };
+  for (const ir::Stmt* top : part.stmts) {
+    visit(*top);
+    ir::for_each_stmt(top->body, visit);
+    ir::for_each_stmt(top->else_body, visit);
+  }
+  while (!stack.empty() && !divides) {
+    const ir::ExprId id = stack.back();
+    stack.pop_back();
+    if (id == ir::kNone)
+      continue;
+    const ir::Expr& e = k.expr(id);
+    divides = (e.op == ir::Op::Div || e.op == ir::Op::Rem) && ir::is_int(e.type);
+    for (int i = 0; i < e.nargs; ++i)
+      stack.push_back(e.args[i]);
+  }
+  return branches && divides;
+}
+
 // Loop metadata of a lane loop. Lane loops are never unrolled (the vectoriser still interleaves
 // them): their trip counts are constants, so LLVM would unroll every one of them fully, which
 // doubled compile time for barrier-heavy kernels and gained nothing measurable; loops inside a
 // lane's code keep their unrolling. Lane loops that narrow to f16 get the width hint
-// (options.hpp).
-llvm::MDNode* Lowering::lane_loop_metadata(const Part&) {
+// (options.hpp). Lane loops that divide integers under control flow are not vectorised
+// (divides_under_control).
+llvm::MDNode* Lowering::lane_loop_metadata(const Part& part) {
   std::vector<llvm::Metadata*> ops = {nullptr};
   auto add = [&](const char* name, llvm::Constant* value) {
     llvm::Metadata* pair[] = {llvm::MDString::get(ctx_, name),
@@ -663,7 +698,9 @@ llvm::MDNode* Lowering::lane_loop_metadata(const Part&) {
   unsigned width = options_.narrowing_vector_width;
   if (width == 0)
     width = target_.avx512 ? 16 : 1;
-  if (part_narrows_f16_ && width > 1 && !options_.records_errors()) {
+  if (divides_under_control(k_, part)) {
+    add("llvm.loop.vectorize.enable", b_.getFalse());
+  } else if (part_narrows_f16_ && width > 1 && !options_.records_errors()) {
     add("llvm.loop.vectorize.enable", b_.getTrue());
     add("llvm.loop.vectorize.width", b_.getInt32(width));
   }

@@ -7,23 +7,28 @@
 //  - replace an expression that is not a leaf by one of its operands of the same type, or by the
 //    constant 0 of its type (loop bounds included, which shrinks trip counts), parents first so
 //    that one success drops a whole subtree;
-//  - shrink the grid: one workgroup, then halve the workgroup size.
+//  - shrink the grid along x, y and z: one workgroup along the dimension, then halve the
+//    workgroup's extent there.
 // The candidate is kept when `still_fails` says so; the result fails by construction.
 
 #include "halfway/ir/kernel.hpp"
 #include "halfway/ir/verifier.hpp"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 
 namespace halfway::kernelgen {
 
-// Whether a verified candidate (run over `lanes` lanes) still shows the failure.
-using StillFails = std::function<bool(const ir::VerifiedKernel& kernel, uint32_t lanes)>;
+// Lanes along x, y and z (RunSetup's lanes, lanes_y, lanes_z).
+using Lanes = std::array<uint32_t, 3>;
+
+// Whether a verified candidate (run over `lanes`) still shows the failure.
+using StillFails = std::function<bool(const ir::VerifiedKernel& kernel, const Lanes& lanes)>;
 
 struct Reduced {
   ir::Kernel kernel;
-  uint32_t lanes = 0;
+  Lanes lanes{0, 0, 0};
   size_t statements_before = 0, statements = 0; // count_statements
   uint64_t attempts = 0;                        // candidates tried (verified ones)
 };
@@ -34,9 +39,10 @@ struct ReduceOptions {
   bool expressions = true;
 };
 
-// `lanes` must be a multiple of the kernel's workgroup size along x. The kernel is returned as
-// given when nothing smaller fails; the caller checks first that it fails at all.
-Reduced reduce(const ir::Kernel& kernel, uint32_t lanes, const StillFails& still_fails,
+// Each of `lanes` must be a multiple of the kernel's workgroup extent along its dimension. The
+// kernel is returned as given when nothing smaller fails; the caller checks first that it fails at
+// all.
+Reduced reduce(const ir::Kernel& kernel, const Lanes& lanes, const StillFails& still_fails,
                const ReduceOptions& options = {});
 
 } // namespace halfway::kernelgen
