@@ -239,7 +239,8 @@ bool counter_values(uint32_t first, uint32_t bound, uint32_t step, std::vector<u
 } // namespace
 
 void plan_dot_loops(Program& p) {
-  Planner(p).walk(p.body);
+  if (p.options.fused_loops)
+    Planner(p).walk(p.body);
 }
 
 bool Exec::dot_loop(const CStmt& cs, const LaneMask& m) {
@@ -398,6 +399,7 @@ bool Exec::dot_loop(const CStmt& cs, const LaneMask& m) {
   else
     run.template operator()<double>();
   std::fill_n(counter, n, last);
+  ++fused_;
   return true;
 }
 

@@ -262,9 +262,9 @@ std::optional<uint64_t> Exec::bytes_needed(const Program& p) {
   // log (at most two values per read it stands for, a record per kMinDeferredReads reads).
   if (!p.dots.empty() &&
       (!add(kMaxDotIterations, sizeof(uint32_t)) || !add(capacity, 2 * sizeof(uint32_t)) ||
-       !add(p.kernel->shared.size(), kMaxLoggedReads * 2 * sizeof(uint32_t) +
-                                         kMaxLoggedReads / kMinDeferredReads *
-                                             sizeof(SharedLog::Deferred))))
+       !add(p.kernel->shared.size(),
+            kMaxLoggedReads * 2 * sizeof(uint32_t) +
+                kMaxLoggedReads / kMinDeferredReads * sizeof(SharedLog::Deferred))))
     return std::nullopt;
   for (const ir::SharedArray& s : p.kernel->shared)
     if (!add(s.size, ir::bytes(s.type) + sizeof(RaceCell)) ||

@@ -184,6 +184,8 @@ public:
   AccLane* acc_lanes() { return acc_lanes_.data(); } // lane * tracked locals + slot
   std::vector<double>& acc_scratch() { return acc_scratch_; }
   bool stopped(uint32_t lane) const { return stopped_lanes_ && stopped_[lane]; }
+  // Dot loops this executor ran fused (Stats::fused_loops).
+  uint64_t fused_loops() const { return fused_; }
   // With Options::intervals, the interval shadow (interval.hpp); null otherwise.
   IntervalState* intervals() { return iv_.get(); }
 
@@ -335,6 +337,7 @@ private:
   // counter's part. Allocated only for programs with dot loops.
   std::vector<uint32_t> dot_values_;
   std::array<std::vector<uint32_t>, 2> dot_base_;
+  uint64_t fused_ = 0;
   std::optional<BatchError> error_;
   std::vector<ShadowRecord> shadow_;
   std::vector<AccLane> acc_lanes_;
