@@ -235,6 +235,8 @@ void Exec::for_stmt(const CStmt& cs, LaneMask& m) {
   eval(cs.eval, m);
   drop_stopped(m);
   assign(s.local, p_.nodes[s.a].reg, m);
+  if (cs.dot != ir::kNone && dot_loop(cs, m))
+    return;
   ScopedMask lanes(masks_), continued(masks_);
   LaneMask& l = lanes.m;
   l.assign(m);

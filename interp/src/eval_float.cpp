@@ -24,13 +24,6 @@ namespace halfway::interp {
 
 namespace {
 
-template <class T> T canonical(T v) {
-  if constexpr (sizeof(T) == 4)
-    return v != v ? std::bit_cast<float>(0x7fc00000u) : v;
-  else
-    return v != v ? std::bit_cast<double>(0x7ff8000000000000ull) : v;
-}
-
 // The ops of the dense paths on one lane; lanes() makes their NaN results canonical. Unary and
 // binary ops ignore the operands they do not have.
 struct Add {

@@ -24,6 +24,11 @@ Exec::Exec(const Launch& launch) : launch_(launch), p_(*launch.program) {
   scratch_.assign(capacity_, 0);
   elements_.assign(capacity_, 0);
   wide_.assign(size_t{4} * capacity_, 0);
+  if (!p_.dots.empty()) {
+    dot_values_.reserve(kMaxDotIterations);
+    for (auto& b : dot_base_)
+      b.assign(capacity_, 0);
+  }
   const ir::Kernel& k = *p_.kernel;
   for (const ir::SharedArray& s : k.shared) {
     shared_.emplace_back(static_cast<size_t>(s.size) * ir::bytes(s.type));
@@ -253,6 +258,14 @@ std::optional<uint64_t> Exec::bytes_needed(const Program& p) {
   if (!add(uint64_t{p.registers} + 64, capacity * 8) || !add(capacity, sizeof(uint32_t)) ||
       !add(capacity, 4 * sizeof(float)))
     return std::nullopt;
+  // Dot loops: the counter's values, the lanes' elements, and per shared array the deferred read
+  // log (at most two values per read it stands for, a record per kMinDeferredReads reads).
+  if (!p.dots.empty() &&
+      (!add(kMaxDotIterations, sizeof(uint32_t)) || !add(capacity, 2 * sizeof(uint32_t)) ||
+       !add(p.kernel->shared.size(),
+            kMaxLoggedReads * 2 * sizeof(uint32_t) +
+                kMaxLoggedReads / kMinDeferredReads * sizeof(SharedLog::Deferred))))
+    return std::nullopt;
   for (const ir::SharedArray& s : p.kernel->shared)
     if (!add(s.size, ir::bytes(s.type) + sizeof(RaceCell)) ||
         !add(kMaxLoggedReads, 2 * sizeof(uint32_t)))
@@ -339,13 +352,27 @@ void Exec::fail(uint32_t lane, ErrorKind kind, const std::string& message, Error
 void Exec::replay(uint32_t id) {
   SharedLog& log = logs_[id];
   std::vector<RaceCell>& cells = races_[id];
-  for (size_t i = 0; i < log.size; ++i) {
-    RaceCell& c = cells[log.index[i]];
+  auto read = [&](uint32_t index, uint32_t lane) {
+    RaceCell& c = cells[index];
     if (c.epoch != epoch_)
       c = RaceCell{epoch_};
-    c.record(SharedAccess::Read, static_cast<int16_t>(log.lane[i]));
+    c.record(SharedAccess::Read, static_cast<int16_t>(lane));
+  };
+  size_t i = 0;
+  for (size_t s = 0; s < log.deferred_used; ++s) {
+    const SharedLog::Deferred& d = log.deferred[s];
+    for (; i < d.at; ++i)
+      read(log.index[i], log.lane[i]);
+    for (size_t j = 0; j < d.offsets.size(); j += d.loads)
+      for (uint32_t k = 0; k < d.loads; ++k)
+        for (uint32_t l = 0; l < d.lanes; ++l)
+          read(d.bases[size_t{k} * d.lanes + l] + d.offsets[j + k], l);
   }
+  for (; i < log.size; ++i)
+    read(log.index[i], log.lane[i]);
   log.size = 0;
+  log.generated = 0;
+  log.deferred_used = 0;
   log.dirty = epoch_;
 }
 

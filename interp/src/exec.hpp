@@ -157,7 +157,7 @@ public:
   bool shared_reads(uint32_t id, const uint32_t* linear, ir::ExprId node) {
     SharedLog& log = logs_[id];
     const uint32_t n = n_;
-    if (log.dirty != epoch_ && log.size + n <= kMaxLoggedReads) {
+    if (log.dirty != epoch_ && log.size + log.generated + n <= kMaxLoggedReads) {
       log.allocate();
       uint32_t* __restrict index = log.index.get() + log.size;
       uint32_t* __restrict lane = log.lane.get() + log.size;
@@ -187,6 +187,8 @@ public:
   std::vector<AccLane>& acc_shared(uint32_t slot) { return acc_shared_[slot]; }
   std::vector<AccLane>& acc_scratch() { return acc_scratch_; }
   bool stopped(uint32_t lane) const { return stopped_lanes_ && stopped_[lane]; }
+  // Dot loops this executor ran fused (Stats::fused_loops).
+  uint64_t fused_loops() const { return fused_; }
   // With Options::intervals, the interval shadow (interval.hpp); null otherwise.
   IntervalState* intervals() { return iv_.get(); }
 
@@ -231,7 +233,19 @@ private:
   // shared_access), and the interval in which it became dirty.
   struct SharedLog {
     uint32_t dirty = 0; // the last epoch_ in which the array was written
-    size_t size = 0;
+    size_t size = 0;    // explicit entries (index, lane)
+    // Reads a fused dot loop (dot.cpp) logged without writing them out, `at` explicit entries
+    // in: per iteration j and load i of the loop on this array, lane l read element
+    // bases[i * lanes + l] + offsets[j * loads + i]. Replay generates them in that order, which
+    // is the general path's.
+    struct Deferred {
+      size_t at = 0;
+      uint32_t lanes = 0, loads = 0;
+      std::vector<uint32_t> bases, offsets;
+    };
+    std::vector<Deferred> deferred; // the first `deferred_used` are this interval's
+    size_t deferred_used = 0;
+    size_t generated = 0; // reads the deferred entries stand for
     // The element and the lane of each read; kMaxLoggedReads each, allocated at the first read.
     std::unique_ptr<uint32_t[]> index, lane;
     void allocate() {
@@ -244,8 +258,15 @@ private:
   // Past this many logged reads (512 KiB) an array is replayed and checked eagerly for the rest of
   // the interval, so that a long read-only loop does not grow the log without bound.
   static constexpr size_t kMaxLoggedReads = size_t{1} << 16;
+
+public:
+  // The most iterations a fused dot loop may have (its counter values are computed first).
+  static constexpr uint32_t kMaxDotIterations = 1u << 14;
+  static constexpr size_t kMinDeferredReads = 64;
+
+private:
   void log_read(SharedLog& log, uint32_t id, uint32_t index, uint32_t lane) {
-    if (log.size >= kMaxLoggedReads)
+    if (log.size + log.generated >= kMaxLoggedReads)
       return replay(id);
     log.allocate();
     log.index[log.size] = index;
@@ -265,6 +286,8 @@ private:
     interval_site_ = site;
     for (size_t a = 0; a < arrays; ++a) {
       logs_[a].size = 0;
+      logs_[a].generated = 0;
+      logs_[a].deferred_used = 0;
       if (eager_[site * arrays + a])
         logs_[a].dirty = epoch_;
     }
@@ -281,6 +304,9 @@ private:
   void if_stmt(const CStmt& s, LaneMask& m);
   void while_stmt(const CStmt& s, LaneMask& m);
   void for_stmt(const CStmt& s, LaneMask& m);
+  // Runs a dot loop (program.hpp, DotLoop) fused, after its counter was set; false, having
+  // changed nothing, when its preconditions do not hold and the general path must run it.
+  bool dot_loop(const CStmt& s, const LaneMask& m);
   void barrier(const CStmt& s, LaneMask& m);
   void drop_stopped(LaneMask& m) {
     if (stopped_lanes_)
@@ -310,6 +336,11 @@ private:
   std::vector<uint8_t> scratch_;                   // one byte per lane, for loop conditions
   std::vector<uint32_t> elements_;                 // elements()
   std::vector<float> wide_;                        // wide()
+  // dot_loop's scratch: the counter's values, and per load the element of each lane without the
+  // counter's part. Allocated only for programs with dot loops.
+  std::vector<uint32_t> dot_values_;
+  std::array<std::vector<uint32_t>, 2> dot_base_;
+  uint64_t fused_ = 0;
   std::optional<BatchError> error_;
   std::vector<ShadowRecord> shadow_;
   std::vector<AccLane> acc_lanes_;

@@ -192,6 +192,8 @@ Program compile(const ir::VerifiedKernel& kernel, const Options& options) {
   p.body = Compiler(p).block(k.body);
   if (options.shadow)
     p.accum = make_acc_plan(k, p.nodes, p.body);
+  // After the accumulation plan: a loop whose statement it tracks keeps the general path.
+  plan_dot_loops(p);
   // Kernels without barriers or shared memory cannot tell whether their workgroups run one by
   // one or side by side, so run about 1024 lanes per lockstep batch, as long as the registers
   // (8 bytes per lane each) stay within 16 MiB per worker.

@@ -44,6 +44,30 @@ struct CStmt {
   std::vector<CStmt> body, else_body;
   uint32_t acc = ir::kNone; // the statement's AccPlan action (accum.hpp), if any
   uint32_t barrier = 0;     // Barrier: its number, from 1 (0 stands for the batch's start)
+  uint32_t dot = ir::kNone; // For: its DotLoop in Program::dots, when it has that shape (dot.cpp)
+};
+
+// One load of a dot loop: every index is either the loop's counter or a value the loop leaves
+// unchanged (a local it does not assign, a fixed or a lane node), all 32-bit.
+struct DotLoad {
+  uint32_t node = 0; // the Load node
+  ir::Space space = ir::Space::Shared;
+  uint32_t mem = 0;
+  uint32_t rank = 1;
+  std::array<uint32_t, 3> reg{};        // each index's register
+  std::array<bool, 3> counter{};        // whether the index is the loop's counter
+  std::array<ir::ScalarType, 3> type{}; // each index's type (I32 or U32)
+};
+
+// A `for` loop whose body is the single statement acc = add(acc, mul(x, y)) (either order of the
+// add's operands) on f32 or f64, with x and y loads of the form above: dot.cpp runs it as one
+// fused pass per iteration when its preconditions hold at run time.
+struct DotLoop {
+  uint32_t acc = 0; // the accumulator local
+  ir::ScalarType type = ir::ScalarType::F32;
+  bool acc_first = true;       // add(acc, product), not add(product, acc)
+  uint32_t add = 0, mul = 0;   // nodes
+  std::array<DotLoad, 2> load; // mul's operands, in order (the same node twice for x * x)
 };
 
 struct AccPlan;
@@ -56,6 +80,7 @@ struct Program {
   std::vector<uint32_t> lane_nodes; // builtins computed per batch
   uint32_t registers = 0;           // exprs + locals
   std::vector<CStmt> body;
+  std::vector<DotLoop> dots;                     // the loops CStmt::dot names
   std::vector<std::shared_ptr<ExactSite>> sites; // shared_ptr: ExactSite is incomplete here
   // Accumulation bookkeeping (accum.hpp): with Options::shadow, for kernels with accumulations.
   std::shared_ptr<const AccPlan> accum;
@@ -71,6 +96,9 @@ struct Program {
 };
 
 Program compile(const ir::VerifiedKernel& kernel, const Options& options);
+
+// Finds the dot loops of p.body and sets their CStmt::dot (dot.cpp).
+void plan_dot_loops(Program& p);
 
 // The evaluation function for a node (eval_select.cpp), and per family.
 EvalFn select_eval(const Program& p, const Node& n);

@@ -109,8 +109,15 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
   std::optional<BatchError> error;
   std::vector<std::vector<ShadowRecord>> records(options.shadow ? batches : 0);
   std::vector<std::vector<AccumulationRecord>> accumulations(options.shadow ? batches : 0);
+  std::atomic<uint64_t> fused{0};
   auto work = [&](unsigned) {
     Exec exec(launch);
+    // Counted on every way out of the worker, Stopped included.
+    struct Count {
+      const Exec& x;
+      std::atomic<uint64_t>& to;
+      ~Count() { to += x.fused_loops(); }
+    } count{exec, fused};
     for (;;) {
       const uint64_t b = next.fetch_add(1);
       if (b >= batches)
@@ -183,6 +190,7 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
                                std::make_move_iterator(r.end()));
   stats.intervals = std::move(launch.intervals);
   stats.undecided_lanes = launch.undecided_lanes.load();
+  stats.fused_loops = fused.load();
   stats.wall_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return stats;

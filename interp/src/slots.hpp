@@ -6,6 +6,7 @@
 
 #include "halfway/ir/types.hpp"
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 
@@ -14,6 +15,15 @@ namespace halfway::interp {
 // Bytes per lane in a register of type t (bool: 1, unlike memory where it is 4).
 constexpr uint32_t slot_bytes(ir::ScalarType t) {
   return t == ir::ScalarType::Bool ? 1 : ir::info(t).bits / 8;
+}
+
+// An f32 or f64 result with NaNs made canonical (the interpreter's NaN results are always the
+// canonical quiet NaN). Branch-free on the lanes, so that the loops using it vectorise.
+template <class T> T canonical(T v) {
+  if constexpr (sizeof(T) == 4)
+    return v != v ? std::bit_cast<float>(0x7fc00000u) : v;
+  else
+    return v != v ? std::bit_cast<double>(0x7ff8000000000000ull) : v;
 }
 
 inline uint64_t get_slot(const void* reg, uint32_t bytes, uint32_t lane) {

@@ -119,6 +119,9 @@ struct Options {
   const rt::Cancel* cancel = nullptr;
   // The most lockstep steps one launch may take; 0: no limit. For fuzzing and untrusted kernels.
   uint64_t max_steps = 0;
+  // Run dot loops (`acc = add(acc, mul(x, y))` over a counter; interp/README.md) fused. The
+  // results, errors and steps are the same either way; false is for tests that compare the two.
+  bool fused_loops = true;
 };
 
 struct Stats {
@@ -139,6 +142,8 @@ struct Stats {
   // With Options::intervals: lanes that took a branch or loop whose condition the intervals could
   // not decide (a device could have taken the other way, so what they did not store is unknown).
   uint64_t undecided_lanes = 0;
+  // Executions of dot loops that ran fused (Options::fused_loops), each for a whole batch.
+  uint64_t fused_loops = 0;
 };
 
 // Runs `kernel` over `grid` with one Arg per parameter. Throws halfway::Error (see above); on a
