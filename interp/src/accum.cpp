@@ -3,6 +3,7 @@
 
 #include "access.hpp"
 #include "exec.hpp"
+#include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
@@ -51,9 +52,8 @@ public:
           break;
         act = true;
         a.slot = static_cast<uint32_t>(slot);
-        ir::ExprId term = ir::kNone;
-        bool negative = false;
-        if (s.kind == ir::StmtKind::Assign && step(s, term, negative)) {
+        if (const auto step = ir::match_step(k_, s)) {
+          const ir::ExprId term = step->term;
           a.kind = AccPlan::Kind::Step;
           const ir::Expr& e = k_.expr(s.a);
           if (e.op == ir::Op::Fma) {
@@ -131,10 +131,6 @@ private:
     auto it = std::find(plan_.locals.begin(), plan_.locals.end(), local);
     return it == plan_.locals.end() ? -1 : static_cast<int>(it - plan_.locals.begin());
   }
-  bool local_get(ir::ExprId id, uint32_t local) const {
-    const ir::Expr& e = k_.expr(id);
-    return e.op == ir::Op::LocalGet && e.ref == local;
-  }
   // The slot of the local a store's value is, directly or through one float conversion.
   int stored_slot(ir::ExprId id) const {
     const ir::Expr& e = k_.expr(id);
@@ -144,29 +140,6 @@ private:
         k_.expr(e.args[0]).op == ir::Op::LocalGet)
       return slot_of(k_.expr(e.args[0]).ref);
     return -1;
-  }
-  // The accumulation patterns of ir::accumulations; `term` is e (Fma: the statement's a*b).
-  bool step(const ir::Stmt& s, ir::ExprId& term, bool& negative) const {
-    const ir::Expr& e = k_.expr(s.a);
-    negative = false;
-    if (e.op == ir::Op::Add && local_get(e.args[0], s.local)) {
-      term = e.args[1];
-      return true;
-    }
-    if (e.op == ir::Op::Add && local_get(e.args[1], s.local)) {
-      term = e.args[0];
-      return true;
-    }
-    if (e.op == ir::Op::Sub && local_get(e.args[0], s.local)) {
-      term = e.args[1];
-      negative = true;
-      return true;
-    }
-    if (e.op == ir::Op::Fma && local_get(e.args[2], s.local)) {
-      term = ir::kNone;
-      return true;
-    }
-    return false;
   }
   bool reads_tracked(ir::ExprId id) const {
     const ir::Expr& e = k_.expr(id);
@@ -183,9 +156,7 @@ private:
     const ir::Expr& e = k_.expr(id);
     AccPlan::TreeOp op;
     op.op = e.op;
-    const bool inner =
-        is_float(e.type) && (e.op == ir::Op::Add || e.op == ir::Op::Sub || e.op == ir::Op::Mul ||
-                             e.op == ir::Op::Fma || e.op == ir::Op::Neg);
+    const bool inner = ir::is_producer(e);
     std::pair<uint64_t, uint32_t> shape{1, 0};
     if (!inner) {
       op.leaf = true;
