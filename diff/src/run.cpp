@@ -3,6 +3,7 @@
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/interp/interp.hpp"
+#include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/formats.hpp"

@@ -3,6 +3,7 @@
 
 #include "access.hpp"
 #include "exec.hpp"
+#include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
@@ -61,8 +62,8 @@ public:
           break;
         act = true;
         a.slot = static_cast<uint32_t>(slot);
-        ir::ExprId term = ir::kNone;
-        if (s.kind == ir::StmtKind::Assign && step(s, term)) {
+        if (const auto step = ir::match_step(k_, s)) {
+          const ir::ExprId term = step->term;
           a.kind = AccPlan::Kind::Step;
           const ir::Expr& e = k_.expr(s.a);
           if (e.op == ir::Op::Fma) {
@@ -175,10 +176,6 @@ private:
     auto it = std::find(plan_.shared.begin(), plan_.shared.end(), array);
     return it == plan_.shared.end() ? -1 : static_cast<int>(it - plan_.shared.begin());
   }
-  bool local_get(ir::ExprId id, uint32_t local) const {
-    const ir::Expr& e = k_.expr(id);
-    return e.op == ir::Op::LocalGet && e.ref == local;
-  }
   bool float_conversion(ir::ExprId id) const {
     const ir::Expr& e = k_.expr(id);
     return e.op == ir::Op::Convert && is_float(e.type) && is_float(k_.expr(e.args[0]).type);
@@ -191,27 +188,6 @@ private:
     if (float_conversion(id) && k_.expr(e.args[0]).op == ir::Op::LocalGet)
       return slot_of(k_.expr(e.args[0]).ref);
     return -1;
-  }
-  // The accumulation patterns of ir::accumulations; `term` is e (Fma: the statement's a*b).
-  bool step(const ir::Stmt& s, ir::ExprId& term) const {
-    const ir::Expr& e = k_.expr(s.a);
-    if (e.op == ir::Op::Add && local_get(e.args[0], s.local)) {
-      term = e.args[1];
-      return true;
-    }
-    if (e.op == ir::Op::Add && local_get(e.args[1], s.local)) {
-      term = e.args[0];
-      return true;
-    }
-    if (e.op == ir::Op::Sub && local_get(e.args[0], s.local)) {
-      term = e.args[1];
-      return true;
-    }
-    if (e.op == ir::Op::Fma && local_get(e.args[2], s.local)) {
-      term = ir::kNone;
-      return true;
-    }
-    return false;
   }
   // Whether `id` reads an accumulation local.
   bool reads_tracked(ir::ExprId id) const {

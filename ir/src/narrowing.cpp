@@ -1,5 +1,6 @@
 #include "halfway/ir/narrowing.hpp"
 
+#include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
@@ -9,10 +10,6 @@
 namespace halfway::ir {
 
 namespace {
-
-bool is_product(const Expr& e) {
-  return e.op == Op::Mul && is_float(e.type);
-}
 
 class Analysis {
 public:
@@ -113,16 +110,12 @@ public:
     if (e.op == Op::LocalGet)
       return SiteShape::Chain;
     auto plain = [&](ExprId a) { return not_rounded(a); };
-    if (e.op == Op::Mul && plain(e.args[0]) && plain(e.args[1]))
-      return SiteShape::Product;
-    if (e.op == Op::Fma && plain(e.args[0]) && plain(e.args[1]) && plain(e.args[2]))
-      return SiteShape::MulAdd;
-    if (e.op == Op::Add || e.op == Op::Sub) {
-      for (int p = 0; p < 2; ++p) {
-        const Expr& m = k_.expr(e.args[p]);
-        if (is_product(m) && plain(m.args[0]) && plain(m.args[1]) && plain(e.args[1 - p]))
-          return SiteShape::MulAdd;
-      }
+    // (When both sides of an add or sub are products, the one not matched is rounded: a chain.)
+    if (auto m = match_mul_add(k_, id); m && plain(m->x) && plain(m->y)) {
+      if (m->z == kNone)
+        return SiteShape::Product;
+      if (plain(m->z))
+        return SiteShape::MulAdd;
     }
     if (info(e.op).rounds) {
       for (int i = 0; i < e.nargs; ++i)
@@ -131,75 +124,6 @@ public:
       return SiteShape::Single;
     }
     return SiteShape::Chain;
-  }
-
-  void producers(ExprId id, std::vector<ExprId>& out) const {
-    const Expr& e = k_.expr(id);
-    if (!is_float(e.type))
-      return;
-    switch (e.op) {
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::Fma:
-    case Op::Neg:
-      out.push_back(id);
-      for (int i = 0; i < e.nargs; ++i)
-        producers(e.args[i], out);
-      return;
-    case Op::Const:
-    case Op::LocalGet:
-    case Op::ParamGet:
-    case Op::GlobalId:
-    case Op::LocalId:
-    case Op::GroupId:
-    case Op::GroupSize:
-    case Op::NumGroups:
-    case Op::BufferLen:
-    case Op::Load:
-    case Op::Convert:
-    case Op::Bitcast:
-    case Op::Pack:
-    case Op::Unpack:
-    case Op::Div:
-    case Op::Rem:
-    case Op::Abs:
-    case Op::Min:
-    case Op::Max:
-    case Op::Clamp:
-    case Op::Sqrt:
-    case Op::Rsqrt:
-    case Op::Exp:
-    case Op::Exp2:
-    case Op::Log:
-    case Op::Log2:
-    case Op::Sin:
-    case Op::Cos:
-    case Op::Tan:
-    case Op::Tanh:
-    case Op::Pow:
-    case Op::Erf:
-    case Op::Atan2:
-    case Op::Atan:
-    case Op::Floor:
-    case Op::Ceil:
-    case Op::Fract:
-    case Op::Copysign:
-    case Op::Eq:
-    case Op::Ne:
-    case Op::Lt:
-    case Op::Le:
-    case Op::Gt:
-    case Op::Ge:
-    case Op::And:
-    case Op::Or:
-    case Op::Xor:
-    case Op::Not:
-    case Op::Shl:
-    case Op::Shr:
-    case Op::Select:
-      return;
-    }
   }
 
   NarrowingSite site(ExprId convert, const std::string& where, uint32_t line) const {
@@ -212,7 +136,7 @@ public:
     s.where = where;
     s.line = c.line ? c.line : line;
     s.shape = shape(s.producer);
-    producers(s.producer, s.producers);
+    producers(k_, s.producer, s.producers);
     const Expr& p = k_.expr(s.producer);
     uint32_t q = info(s.from).precision, t = info(s.to).precision;
     if (s.shape == SiteShape::NotRounded) {
@@ -279,32 +203,6 @@ public:
     return out;
   }
 
-  bool reads_local(ExprId id, uint32_t local) const {
-    const Expr& e = k_.expr(id);
-    return e.op == Op::LocalGet && e.ref == local;
-  }
-
-  void accumulations(const Body& block, int loop_depth, std::vector<Accumulation>& out) const {
-    for (const Stmt& s : block) {
-      if (s.kind == StmtKind::Assign && loop_depth > 0 && is_float(k_.locals[s.local].type)) {
-        const Expr& e = k_.expr(s.a);
-        bool acc = (e.op == Op::Add &&
-                    (reads_local(e.args[0], s.local) || reads_local(e.args[1], s.local))) ||
-                   (e.op == Op::Sub && reads_local(e.args[0], s.local)) ||
-                   (e.op == Op::Fma && reads_local(e.args[2], s.local));
-        if (acc) {
-          Accumulation a;
-          a.local = s.local;
-          producers(s.a, a.ops);
-          out.push_back(std::move(a));
-        }
-      }
-      bool loop = s.kind == StmtKind::For || s.kind == StmtKind::While;
-      accumulations(s.body, loop_depth + (loop ? 1 : 0), out);
-      accumulations(s.else_body, loop_depth, out);
-    }
-  }
-
 private:
   const Kernel& k_;
 };
@@ -313,12 +211,6 @@ private:
 
 std::vector<NarrowingSite> narrowing_sites(const Kernel& k) {
   return Analysis(k).sites();
-}
-
-std::vector<Accumulation> accumulations(const Kernel& k) {
-  std::vector<Accumulation> out;
-  Analysis(k).accumulations(k.body, 0, out);
-  return out;
 }
 
 std::string_view name(SiteShape s) {

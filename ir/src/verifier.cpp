@@ -1,5 +1,6 @@
 #include "halfway/ir/verifier.hpp"
 
+#include "halfway/ir/analysis/uniformity.hpp"
 #include "halfway/ir/error.hpp"
 #include "halfway/ir/hash.hpp"
 #include "halfway/ir/printer.hpp"
@@ -570,101 +571,13 @@ private:
   }
 
   // ---- uniform control flow for barriers ----------------------------------------------------
-  // A barrier must be reached by every lane of the workgroup or none. A value is lane-variant
-  // when it depends on global_id or local_id, on a load at a lane-variant index, on an atomic's
-  // result, or on a local written with a lane-variant value or under lane-variant control.
-  // Control is lane-variant inside an if/while/for whose condition or bounds are, after a
-  // return taken under lane-variant control, and throughout a loop that some lanes leave early.
-  // The analysis is flow-insensitive over locals and iterates to a fixpoint: conservative, so a
-  // kernel it accepts really has uniform barriers.
-  bool variant(ExprId id) {
-    const Expr& e = k_.expr(id);
-    if (e.op == Op::GlobalId || e.op == Op::LocalId)
-      return true;
-    if (e.op == Op::LocalGet)
-      return tainted_.count(e.ref) > 0;
-    // Conservative: lanes may hold different values in their private arrays.
-    if (e.op == Op::Load && e.space == Space::Private)
-      return true;
-    for (int i = 0; i < e.nargs; ++i)
-      if (variant(e.args[i]))
-        return true;
-    return false;
-  }
-
-  void taint(uint32_t local) {
-    if (tainted_.insert(local).second)
-      changed_ = true;
-  }
-
-  void flow(const Body& stmts, bool div) {
-    for (const Stmt& s : stmts) {
-      bool d = div || returned_divergently_;
-      switch (s.kind) {
-      case StmtKind::Let:
-      case StmtKind::Assign:
-        if (d || variant(s.a))
-          taint(s.local);
-        break;
-      case StmtKind::Atomic:
-        if (s.local != kNone)
-          taint(s.local);
-        break;
-      case StmtKind::If: {
-        bool c = d || variant(s.a);
-        flow(s.body, c);
-        flow(s.else_body, c);
-        break;
-      }
-      case StmtKind::For:
-      case StmtKind::While: {
-        // A for loop whose variable is written with a lane-variant value (in its body) runs a
-        // lane-dependent number of iterations, like one with lane-variant bounds.
-        bool c = d || loop_divergent_.count(&s) > 0 ||
-                 (s.kind == StmtKind::For && tainted_.count(s.local) > 0);
-        for (ExprId e : stmt_exprs(s))
-          c = c || variant(e);
-        if (s.kind == StmtKind::For && c)
-          taint(s.local);
-        loops_.push_back(&s);
-        flow(s.body, c);
-        loops_.pop_back();
-        break;
-      }
-      case StmtKind::Break:
-      case StmtKind::Continue:
-        if (d && !loops_.empty() && loop_divergent_.insert(loops_.back()).second)
-          changed_ = true;
-        break;
-      case StmtKind::Return:
-        if (d) {
-          returned_divergently_ = true;
-          for (const Stmt* l : loops_)
-            if (loop_divergent_.insert(l).second)
-              changed_ = true;
-        }
-        break;
-      case StmtKind::Barrier:
-        if (d && report_)
-          fail("barrier in non-uniform control flow: it depends on lane ids, so "
-               "only part of the workgroup may reach it",
-               s.line);
-        break;
-      case StmtKind::Store:
-        break;
-      }
-    }
-  }
-
+  // A barrier must be reached by every lane of the workgroup or none (specs/ir.md, "Uniformity";
+  // the rules are the uniformity analysis's, which the CPU code generator reads too).
   void check_barriers_uniform() {
-    do {
-      changed_ = false;
-      returned_divergently_ = false;
-      flow(k_.body, false);
-    } while (changed_);
-    report_ = true;
-    returned_divergently_ = false;
-    flow(k_.body, false);
+    if (const Stmt* s = UniformityAnalysis(k_).divergent_barrier())
+      fail("barrier in non-uniform control flow: it depends on lane ids, so "
+           "only part of the workgroup may reach it",
+           s->line);
   }
 
   const Kernel& k_;
@@ -674,10 +587,6 @@ private:
   // The nodes checked since the last scope ended: checked_[id] == epoch_ (4 bytes per node).
   std::vector<uint32_t> checked_;
   uint32_t epoch_ = 1;
-  std::set<uint32_t> tainted_;
-  std::set<const Stmt*> loop_divergent_;
-  std::vector<const Stmt*> loops_;
-  bool changed_ = false, returned_divergently_ = false, report_ = false;
 };
 
 } // namespace

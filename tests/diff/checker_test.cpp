@@ -7,6 +7,7 @@
 #include "halfway/diff/gtest.hpp"
 #include "halfway/diff/inputs.hpp"
 #include "halfway/dsl.hpp"
+#include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/numerics/arith.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "model_device.hpp"

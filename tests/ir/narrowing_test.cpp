@@ -1,5 +1,6 @@
 // The narrowing analysis: each rule, each shape, the producer sets and the accumulations.
 #include "examples.hpp"
+#include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/printer.hpp"
 

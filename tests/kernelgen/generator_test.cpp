@@ -2,6 +2,7 @@
 // verified, printable and parsed back to the same text, and covering the op table, every scalar
 // type, every statement kind and every rounding mode, private and rank-2/3 shared arrays, clamp,
 // and the relaxed-accumulation opt-in on kernels that accumulate.
+#include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/ops.hpp"
 #include "halfway/ir/printer.hpp"

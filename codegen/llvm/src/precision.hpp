@@ -6,6 +6,7 @@
 // Relaxed accumulation held: the ops of every accumulation get `reassoc contract`.
 
 #include "halfway/codegen/llvm/options.hpp"
+#include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/policy/budget.hpp"
 
@@ -17,12 +18,7 @@
 namespace halfway::codegen::detail {
 
 // A narrowed value of the form (+-)x*y (+- z): what the round-to-odd path computes exactly.
-struct MulAdd {
-  ir::ExprId x = ir::kNone, y = ir::kNone, z = ir::kNone; // z: kNone for a plain product
-  bool negate_product = false, negate_z = false;
-  bool z_first = false; // z comes before the product in evaluation order (c - a*b, c + a*b)
-};
-std::optional<MulAdd> match_mul_add(const ir::Kernel& k, ir::ExprId producer);
+using ir::MulAdd;
 
 struct PrecisionPlan {
   std::vector<ir::NarrowingSite> sites;

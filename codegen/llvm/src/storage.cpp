@@ -1,6 +1,6 @@
 #include "storage.hpp"
 
-#include "uniformity.hpp"
+#include "halfway/ir/analysis/uniformity.hpp"
 
 #include <map>
 
@@ -202,13 +202,17 @@ StoragePlan plan_storage(const ir::Kernel& k) {
 
   // Uniform locals whose every write is a let or assignment at the top of a Lanes part, with no
   // escape before it in that part.
-  std::vector<bool> variant = lane_variant_locals(k);
+  const ir::UniformityAnalysis uniformity(k);
   std::vector<Part> unsplit = partition(k.body);
   std::map<const ir::Stmt*, std::pair<const Part*, size_t>> top;
   collect_lanes_stmts(unsplit, top);
   for (uint32_t l = 0; l < k.locals.size(); ++l) {
     const Writes& w = writes[l];
-    if (plan.storage[l] != LocalStorage::Unused || variant[l] || !w.others.empty())
+    // A value read from memory stays in the lanes: lifted to the top of its part, it would be
+    // read before the lane code ahead of it, which may store to the element.
+    const ir::UniformValue u = uniformity.local(l);
+    if (plan.storage[l] != LocalStorage::Unused || u.level == ir::Uniformity::Lane || u.memory ||
+        !w.others.empty())
       continue;
     std::vector<const ir::Stmt*> all = w.lets;
     all.insert(all.end(), w.assigns.begin(), w.assigns.end());

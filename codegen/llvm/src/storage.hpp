@@ -6,10 +6,11 @@
 //  - Remat: a local set once, by a let of an integer expression of builtins, parameters,
 //    constants and other such locals (gid = global_id(0), base = row * cols): recomputed where it
 //    is read, so it needs no storage at all and stays a plain induction for the vectoriser.
-//  - Uniform: a local every lane holds the same value of (uniformity.hpp), set only by lets and
-//    assignments at the top of a part, with no break, continue or return before them in the
-//    part: those statements are lifted out of the lane loops and run once per workgroup (a
-//    tree reduction's `stride = stride >> 1`), and the local is one workgroup value.
+//  - Uniform: a local every lane holds the same value of (ir/analysis/uniformity.hpp) and that
+//    does not depend on memory, set only by lets and assignments at the top of a part, with no
+//    break, continue or return before them in the part: those statements are lifted out of the
+//    lane loops and run once per workgroup (a tree reduction's `stride = stride >> 1`), and the
+//    local is one workgroup value.
 //  - The loop variable of a for that contains a barrier is a workgroup value too.
 //  - LaneScalar: used in one Lanes part only; an ordinary scalar that mem2reg turns into SSA.
 //  - PerLane: everything else.

@@ -1,6 +1,7 @@
 #include "emitter.hpp"
 
 #include "halfway/codegen/spirv/fault.hpp"
+#include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/printer.hpp"
 

@@ -38,10 +38,9 @@ struct NarrowingSite {
   std::string rule;  // one sentence naming the rule that decided, for `halfway sites`
   std::string where; // "store to out16", "let v", ...
   uint32_t line = 0;
-  // The float arithmetic nodes (add, sub, mul, fma, neg) that produce the narrowed value inside
-  // this expression tree, stopping at loads, locals, parameters and conversions. These are the
-  // ops that get `contract` (LLVM) or lose NoContraction (SPIR-V) when single rounding is
-  // accepted; under strict rounding they never do.
+  // The producers of the narrowed value (analysis/accumulation.hpp). These are the ops that get
+  // `contract` (LLVM) or lose NoContraction (SPIR-V) when single rounding is accepted; under
+  // strict rounding they never do.
   std::vector<ExprId> producers;
 
   bool needs_barrier() const { return decision == Decision::Barrier; }
@@ -49,16 +48,6 @@ struct NarrowingSite {
 
 // Sites in program order (statement order, then expression tree order).
 std::vector<NarrowingSite> narrowing_sites(const Kernel& k);
-
-// A loop-carried accumulation: `acc = acc + e`, `acc = e + acc`, `acc = acc - e` or
-// `acc = fma(a, b, acc)` of a float local inside a loop. `ops` are the float arithmetic nodes of
-// the assigned expression (the accumulating add and the products under it): the ops relaxed
-// accumulation may reassociate and contract.
-struct Accumulation {
-  uint32_t local = kNone;
-  std::vector<ExprId> ops;
-};
-std::vector<Accumulation> accumulations(const Kernel& k);
 
 std::string_view name(SiteShape s);
 std::string_view name(Decision d);
