@@ -370,6 +370,48 @@ bool rewrite_sext_compare(ir::Kernel& k) {
   return changed;
 }
 
+// lavapipe returns -NaN for atan2(-0.0, x) with x < 0 or x a positive f32 subnormal when the -0.0
+// is a constant (-pi or -0 expected; a -0.0 read from a buffer gives -pi):
+// known-device-issues/atan2-minus-zero.hk, campaign kernel 18919. Rewritten here, each such atan2
+// becomes select(that -0.0 and that x, -NaN, the node), the NaN with lavapipe's bits (x86's
+// default NaN, rounded to the format by the backend).
+bool rewrite_atan2_minus_zero(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op != Op::Atan2 || !constant_tree(k, e.args[0]))
+      continue;
+    const uint64_t nan = e.type == ScalarType::F32    ? 0xffc00000
+                         : e.type == ScalarType::F16  ? 0xfe00
+                         : e.type == ScalarType::BF16 ? 0xffc0
+                                                      : 0;
+    if (!nan)
+      continue;
+    const ScalarType u = bits_type(e.type);
+    const uint64_t sign = uint64_t{1} << (ir::info(e.type).bits - 1);
+    const ExprId zero = add_node(k, Op::Const, e.type, {}, 0);
+    ExprId x_cond = add_node(k, Op::Lt, ScalarType::Bool, {e.args[1], zero});
+    if (e.type != ScalarType::F16) { // a subnormal of f32's range counts as negative too
+      const ExprId subnormal = add_node(
+          k, Op::And, ScalarType::Bool,
+          {add_node(k, Op::Gt, ScalarType::Bool, {e.args[1], zero}),
+           add_node(k, Op::Lt, ScalarType::Bool,
+                    {e.args[1], add_node(k, Op::Const, e.type, {},
+                                         e.type == ScalarType::F32 ? 0x00800000 : 0x0080)})});
+      x_cond = add_node(k, Op::Or, ScalarType::Bool, {x_cond, subnormal});
+    }
+    const ExprId cond = add_node(
+        k, Op::And, ScalarType::Bool,
+        {add_node(k, Op::Eq, ScalarType::Bool,
+                  {add_node(k, Op::Bitcast, u, {e.args[0]}), add_node(k, Op::Const, u, {}, sign)}),
+         x_cond});
+    select_instead(k, id, cond, add_node(k, Op::Const, e.type, {}, nan));
+    changed = true;
+  }
+  return changed;
+}
+
 } // namespace
 
 std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
@@ -387,6 +429,9 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
                  kernel};
   if (rewrite_abs_dropped(abs.kernel))
     out.push_back(std::move(abs));
+  QuirkModel atan2{"known device issue: atan2 of a constant -0.0 and a negative x is -NaN", kernel};
+  if (rewrite_atan2_minus_zero(atan2.kernel))
+    out.push_back(std::move(atan2));
   QuirkModel sext{"known device issue: a sign-extended i32 compared as zero-extended", kernel};
   if (rewrite_sext_compare(sext.kernel))
     out.push_back(std::move(sext));
@@ -409,12 +454,13 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   if (out.size() > 1)
     for (bool reversed : {false, true}) {
       QuirkModel all{"known device issue: several at once (constant +0.0 folded, abs dropped, "
-                     "sign extension compared, log of a subnormal, NaN propagated, f16 NaN "
-                     "payload lost)",
+                     "sign extension compared, atan2 of -0.0, log of a subnormal, NaN "
+                     "propagated, f16 NaN payload lost)",
                      kernel};
       rewrite_abs_dropped(all.kernel); // it reads the products the folds rewrite
       rewrite_zero_folds(all.kernel);
       rewrite_sext_compare(all.kernel);
+      rewrite_atan2_minus_zero(all.kernel);
       rewrite_log_subnormal(all.kernel);
       rewrite_nan_propagation(all.kernel, reversed);
       rewrite_f16_nan_payload(all.kernel);

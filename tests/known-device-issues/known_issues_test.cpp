@@ -135,6 +135,9 @@ INSTANTIATE_TEST_SUITE_P(
               true},
         // abs(select(gt(0, 0), 0.0, ceil(-2^-24))): +0 against -0 (the abs is dropped).
         Issue{"abs-select-constants.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000,
+              true},
+        // atan2(-0.0, -1): -pi against -NaN.
+        Issue{"atan2-minus-zero.hk", ir::ScalarType::F32, 0xbf800000, 0xc0490fdb, 0xffc00000,
               true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
