@@ -784,6 +784,7 @@ void interval_store(Exec& x, const CStmt& cs, const LaneMask& m) {
       undecided = undecided || get(x, s, regs[d], lane).undecided;
     if (undecided)
       v = kUndecided;
+    v.stored = true;
     *slot = v;
   });
 }
@@ -808,7 +809,9 @@ void interval_atomic(Exec& x, const CStmt& cs, const LaneMask& m) {
     for (ir::ExprId e : {st.a, st.b, st.c})
       if (e != ir::kNone)
         undecided = undecided || get(x, s, p.nodes[e].reg, lane).undecided;
-    (*elems)[ix.value] = undecided ? kUndecided : Iv{};
+    Iv v = undecided ? kUndecided : Iv{};
+    v.stored = true;
+    (*elems)[ix.value] = v;
   });
 }
 

@@ -75,12 +75,26 @@ bool rewrite_log_subnormal(ir::Kernel& k) {
   return changed;
 }
 
+// Whether the kernel stores to private array `id` anywhere (an atomic cannot name one).
+bool private_stored(const ir::Kernel& k, uint32_t id) {
+  bool stored = false;
+  ir::for_each_stmt(k.body, [&](const ir::Stmt& s) {
+    stored =
+        stored || (s.kind == ir::StmtKind::Store && s.space == ir::Space::Private && s.mem == id);
+  });
+  return stored;
+}
+
 // Whether the expression is built of constants alone (so that the driver folds it). The
-// workgroup size is one: the module declares it (LocalSize).
+// workgroup size is one: the module declares it (LocalSize). So is a load, at any index, from a
+// private array the kernel never stores to: it holds the zeros the array starts with, and lavapipe
+// folds it as the constant it is (campaign kernel 15688: x * pa[rem(global_id(0), 1)][0][0]).
 bool constant_tree(const ir::Kernel& k, ExprId id) {
   const ir::Expr& e = k.exprs[id];
   if (e.op == Op::Const || e.op == Op::GroupSize)
     return true;
+  if (e.op == Op::Load && e.space == ir::Space::Private)
+    return !private_stored(k, e.ref);
   if (ir::info(e.op).rule == ir::TypeRule::Leaf)
     return false;
   for (int i = 0; i < e.nargs; ++i)
@@ -115,24 +129,31 @@ void select_instead(ir::Kernel& k, ExprId id, ExprId cond, ExprId then) {
 // floor(0.75)) as if signed zeros, infinities and NaNs did not exist, in spite of NoContraction
 // and SignedZeroInfNanPreserve: 0.0 * x is +0 (-0 expected for negative x, NaN for an infinite
 // or NaN x), 0.0 + x is x (+0 expected for x = -0). A product or sum by -0.0 is computed.
-// Rewritten here, each such node becomes select(that operand is +0.0, what lavapipe gives, the
-// node), the reference deciding the condition.
+// A difference from +0.0 is folded to a negation: 0.0 - x is -x (+0 expected for x = +0; campaign
+// kernel 17102). Rewritten here, each such node becomes select(that operand is +0.0, what
+// lavapipe gives, the node), the reference deciding the condition.
 bool rewrite_zero_folds(ir::Kernel& k) {
   bool changed = false;
   const size_t n = k.exprs.size();
   for (ExprId id = 0; id < n; ++id) {
     const ir::Expr e = k.exprs[id];
-    if ((e.op != Op::Mul && e.op != Op::Add) || !ir::is_float(e.type))
+    if ((e.op != Op::Mul && e.op != Op::Add && e.op != Op::Sub) || !ir::is_float(e.type))
       continue;
     for (int i = 0; i < 2; ++i) {
-      if (!constant_tree(k, e.args[i]))
+      if (!constant_tree(k, e.args[i]) || (e.op == Op::Sub && i == 1))
         continue;
       const ScalarType u = bits_type(e.type);
       const ExprId is_zero =
           add_node(k, Op::Eq, ScalarType::Bool,
                    {add_node(k, Op::Bitcast, u, {e.args[i]}), add_node(k, Op::Const, u, {}, 0)});
-      select_instead(k, id, is_zero,
-                     e.op == Op::Mul ? add_node(k, Op::Const, e.type, {}, 0) : e.args[1 - i]);
+      // A negation is taken out of a product first: -x * 0.0 is -(x * 0.0), -0 (kernel 15688).
+      uint64_t sign = 0;
+      for (ExprId o = e.args[1 - i]; k.exprs[o].op == Op::Neg; o = k.exprs[o].args[0])
+        sign ^= uint64_t{1} << (ir::info(e.type).bits - 1);
+      const ExprId folded = e.op == Op::Mul   ? add_node(k, Op::Const, e.type, {}, sign)
+                            : e.op == Op::Add ? e.args[1 - i]
+                                              : add_node(k, Op::Neg, e.type, {e.args[1]});
+      select_instead(k, id, is_zero, folded);
       changed = true;
       break;
     }
@@ -274,12 +295,20 @@ bool same_tree(const ir::Kernel& k, ExprId a, ExprId b) {
   return true;
 }
 
+// The operand of the ceil and floor ops `id` is made of (itself when it is neither).
+ExprId round_peeled(const ir::Kernel& k, ExprId id) {
+  while (k.exprs[id].op == Op::Ceil || k.exprs[id].op == Op::Floor)
+    id = k.exprs[id].args[0];
+  return id;
+}
+
 // lavapipe (Mesa's NIR) drops an fabs whose operand its range analysis deems not negative, and
 // that analysis counts -0.0 (and a NaN's sign) as not negative: abs(-0.0) is -0.0, abs(x * -0.0)
 // is -0.0 for x >= 0, abs(v * v) is -NaN for v = -NaN (known-device-issues/abs-not-negative.hk).
 // Rewritten here, each abs(x) whose operand the analysis decides that way becomes x when the
-// condition holds: x a constant expression with x >= 0, a product of two equal operands, or a
-// product with a constant expression equal to zero.
+// condition holds: x a constant expression with x >= 0, a product of two equal operands, a
+// product with a constant expression equal to zero, or a select between two constant expressions
+// both >= 0 (under ceil or floor or not).
 bool rewrite_abs_dropped(ir::Kernel& k) {
   bool changed = false;
   const size_t n = k.exprs.size();
@@ -288,7 +317,7 @@ bool rewrite_abs_dropped(ir::Kernel& k) {
     if (e.op != Op::Abs || !ir::is_float(e.type))
       continue;
     const ExprId x = e.args[0];
-    const ir::Expr& xe = k.exprs[x];
+    const ir::Expr xe = k.exprs[x]; // a copy: add_node below grows k.exprs
     ExprId cond = ir::kNone;
     const ExprId zero = add_node(k, Op::Const, e.type, {}, 0);
     if (constant_tree(k, x)) {
@@ -299,6 +328,14 @@ bool rewrite_abs_dropped(ir::Kernel& k) {
       for (int i = 0; i < 2 && cond == ir::kNone; ++i)
         if (constant_tree(k, xe.args[i]))
           cond = add_node(k, Op::Eq, ScalarType::Bool, {xe.args[i], zero});
+    } else if (const ir::Expr se = k.exprs[round_peeled(k, x)]; se.op == Op::Select &&
+                                                                constant_tree(k, se.args[1]) &&
+                                                                constant_tree(k, se.args[2])) {
+      // Either way a constant >= 0, which ceil and floor keep so (campaign kernel 15737:
+      // ceil(select(c, 0.375, ceil(-2^-24))), where ceil(-2^-24) is -0.0).
+      cond = add_node(k, Op::And, ScalarType::Bool,
+                      {add_node(k, Op::Ge, ScalarType::Bool, {se.args[1], zero}),
+                       add_node(k, Op::Ge, ScalarType::Bool, {se.args[2], zero})});
     }
     if (cond == ir::kNone)
       continue;
@@ -333,6 +370,48 @@ bool rewrite_sext_compare(ir::Kernel& k) {
   return changed;
 }
 
+// lavapipe returns -NaN for atan2(-0.0, x) with x < 0 or x a positive f32 subnormal when the -0.0
+// is a constant (-pi or -0 expected; a -0.0 read from a buffer gives -pi):
+// known-device-issues/atan2-minus-zero.hk, campaign kernel 18919. Rewritten here, each such atan2
+// becomes select(that -0.0 and that x, -NaN, the node), the NaN with lavapipe's bits (x86's
+// default NaN, rounded to the format by the backend).
+bool rewrite_atan2_minus_zero(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op != Op::Atan2 || !constant_tree(k, e.args[0]))
+      continue;
+    const uint64_t nan = e.type == ScalarType::F32    ? 0xffc00000
+                         : e.type == ScalarType::F16  ? 0xfe00
+                         : e.type == ScalarType::BF16 ? 0xffc0
+                                                      : 0;
+    if (!nan)
+      continue;
+    const ScalarType u = bits_type(e.type);
+    const uint64_t sign = uint64_t{1} << (ir::info(e.type).bits - 1);
+    const ExprId zero = add_node(k, Op::Const, e.type, {}, 0);
+    ExprId x_cond = add_node(k, Op::Lt, ScalarType::Bool, {e.args[1], zero});
+    if (e.type != ScalarType::F16) { // a subnormal of f32's range counts as negative too
+      const ExprId subnormal = add_node(
+          k, Op::And, ScalarType::Bool,
+          {add_node(k, Op::Gt, ScalarType::Bool, {e.args[1], zero}),
+           add_node(k, Op::Lt, ScalarType::Bool,
+                    {e.args[1], add_node(k, Op::Const, e.type, {},
+                                         e.type == ScalarType::F32 ? 0x00800000 : 0x0080)})});
+      x_cond = add_node(k, Op::Or, ScalarType::Bool, {x_cond, subnormal});
+    }
+    const ExprId cond = add_node(
+        k, Op::And, ScalarType::Bool,
+        {add_node(k, Op::Eq, ScalarType::Bool,
+                  {add_node(k, Op::Bitcast, u, {e.args[0]}), add_node(k, Op::Const, u, {}, sign)}),
+         x_cond});
+    select_instead(k, id, cond, add_node(k, Op::Const, e.type, {}, nan));
+    changed = true;
+  }
+  return changed;
+}
+
 } // namespace
 
 std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
@@ -342,13 +421,17 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   QuirkModel log{"known device issue: log of an f32 subnormal (log, log2, pow)", kernel};
   if (rewrite_log_subnormal(log.kernel))
     out.push_back(std::move(log));
-  QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add)", kernel};
+  QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add, sub)",
+                  kernel};
   if (rewrite_zero_folds(zero.kernel))
     out.push_back(std::move(zero));
   QuirkModel abs{"known device issue: abs of a value deemed not negative dropped (-0.0, -NaN)",
                  kernel};
   if (rewrite_abs_dropped(abs.kernel))
     out.push_back(std::move(abs));
+  QuirkModel atan2{"known device issue: atan2 of a constant -0.0 and a negative x is -NaN", kernel};
+  if (rewrite_atan2_minus_zero(atan2.kernel))
+    out.push_back(std::move(atan2));
   QuirkModel sext{"known device issue: a sign-extended i32 compared as zero-extended", kernel};
   if (rewrite_sext_compare(sext.kernel))
     out.push_back(std::move(sext));
@@ -371,12 +454,13 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   if (out.size() > 1)
     for (bool reversed : {false, true}) {
       QuirkModel all{"known device issue: several at once (constant +0.0 folded, abs dropped, "
-                     "sign extension compared, log of a subnormal, NaN propagated, f16 NaN "
-                     "payload lost)",
+                     "sign extension compared, atan2 of -0.0, log of a subnormal, NaN "
+                     "propagated, f16 NaN payload lost)",
                      kernel};
       rewrite_abs_dropped(all.kernel); // it reads the products the folds rewrite
       rewrite_zero_folds(all.kernel);
       rewrite_sext_compare(all.kernel);
+      rewrite_atan2_minus_zero(all.kernel);
       rewrite_log_subnormal(all.kernel);
       rewrite_nan_propagation(all.kernel, reversed);
       rewrite_f16_nan_payload(all.kernel);

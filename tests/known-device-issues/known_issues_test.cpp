@@ -127,7 +127,18 @@ INSTANTIATE_TEST_SUITE_P(
         Issue{"nan-payload-propagated.hk", ir::ScalarType::U32, 0xffffffff, 0x7fc00000, 0xffffffff,
               true},
         // ge(convert<i64>(-5), 0): false (2) against true (1).
-        Issue{"sext-compare.hk", ir::ScalarType::I32, 0xfffffffb, 2, 1, true}),
+        Issue{"sext-compare.hk", ir::ScalarType::I32, 0xfffffffb, 2, 1, true},
+        // sub(0.0, +0): +0 against -0.
+        Issue{"sub-from-zero.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000, true},
+        // mul(-1, pa[0]) of a private array never stored: -0 against +0.
+        Issue{"mul-unstored-private.hk", ir::ScalarType::F32, 0xbf800000, 0x80000000, 0x00000000,
+              true},
+        // abs(select(gt(0, 0), 0.0, ceil(-2^-24))): +0 against -0 (the abs is dropped).
+        Issue{"abs-select-constants.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000,
+              true},
+        // atan2(-0.0, -1): -pi against -NaN.
+        Issue{"atan2-minus-zero.hk", ir::ScalarType::F32, 0xbf800000, 0xc0490fdb, 0xffc00000,
+              true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));

@@ -161,6 +161,10 @@ struct AccumulationRecord {
 struct ValueInterval {
   double lo = 0, hi = 0;
   bool undecided = false;
+  // Elements of written buffers only: a store or atomic of the launch wrote the element. One the
+  // launch left alone may still have been written by a lane that took a branch the intervals could
+  // not decide (Stats::undecided_lanes) on the way the reference did not take.
+  bool stored = false;
 };
 
 } // namespace halfway::interp
