@@ -22,7 +22,8 @@ std::string_view name(Uniformity u) {
   return "lane";
 }
 
-UniformityAnalysis::UniformityAnalysis(const Kernel& k) : k_(k), locals_(k.locals.size()) {
+UniformityAnalysis::UniformityAnalysis(const Kernel& k, LoadLevel loads)
+    : k_(k), loads_(loads), locals_(k.locals.size()) {
   // Levels only rise, so the passes end; the last one changed nothing, so the control it
   // recorded for every statement is the fixpoint's.
   do {
@@ -39,13 +40,16 @@ UniformValue UniformityAnalysis::expr(ExprId id) const {
   case OpFamily::Leaf:
     return e.op == Op::LocalGet ? locals_[e.ref] : kGrid;
   case OpFamily::Builtin:
-    if (e.op == Op::GlobalId || e.op == Op::LocalId)
+    if (e.op == Op::GlobalId || e.op == Op::LocalId) {
+      if (loads_ == LoadLevel::Address && e.imm < 3 && k_.workgroup[e.imm] == 1)
+        return e.op == Op::LocalId ? kGrid : kWorkgroup;
       return kLane;
+    }
     return e.op == Op::GroupId ? kWorkgroup : kGrid;
   case OpFamily::Memory:
     // specs/ir.md, "Uniformity": which memory every lane sees alike.
-    if (e.space == Space::Private ||
-        (e.space == Space::Buffer && k_.params[e.ref].access != Access::Read))
+    if (e.space == Space::Private || (loads_ == LoadLevel::Visible && e.space == Space::Buffer &&
+                                      k_.params[e.ref].access != Access::Read))
       return {Uniformity::Lane, true};
     v = {e.space == Space::Shared ? Uniformity::Workgroup : Uniformity::Grid, true};
     break;

@@ -247,5 +247,38 @@ TEST(Uniformity, TableOfKernels) {
   }
 }
 
+// LoadLevel::Address: what an optimiser may take as one value for every lane. Loads are as
+// uniform as their address whatever the memory (but a private array is per lane), and an id of
+// a dimension with one lane is as uniform as the group id. The CPU code generator asks it where
+// LLVM 19 miscompiles a uniform division under control flow (lower_lanes.cpp).
+TEST(Uniformity, AddressLevel) {
+  const Case c{"address",
+               "  let w: u32 = x[0:u32];\n"
+               "  let v: u32 = x[local_id(0)];\n"
+               "  let q: u32 = p[0:u32];\n"
+               "  let y1: u32 = local_id(1);\n"
+               "  let g1: u32 = global_id(1);\n"
+               "  let s: u32 = tile[3:u32];\n"
+               "  let d: u32 = div(n, max(w, 1:u32));\n",
+               true, "", ""};
+  std::vector<ir::Kernel> parsed = text::parse_kernels(kernel_text(c), "address");
+  ASSERT_EQ(parsed.size(), 1u);
+  const ir::Kernel& k = parsed[0];
+  const ir::UniformityAnalysis visible(k);
+  const ir::UniformityAnalysis address(k, ir::LoadLevel::Address);
+  std::map<std::string, std::string> levels_visible, levels_address;
+  for (uint32_t l = 0; l < k.locals.size(); ++l) {
+    if (k.locals[l].name == "p")
+      continue;
+    levels_visible[k.locals[l].name] = level_text(visible.local(l));
+    levels_address[k.locals[l].name] = level_text(address.local(l));
+  }
+  EXPECT_EQ(levels_visible, parse_levels("w:lane+memory v:lane+memory q:lane+memory y1:lane "
+                                         "g1:lane s:workgroup+memory d:lane+memory"));
+  EXPECT_EQ(levels_address,
+            parse_levels("w:grid+memory v:lane+memory q:lane+memory y1:grid g1:workgroup "
+                         "s:workgroup+memory d:grid+memory"));
+}
+
 } // namespace
 } // namespace halfway

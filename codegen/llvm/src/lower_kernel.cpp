@@ -60,7 +60,8 @@ namespace detail {
 
 Lowering::Lowering(const ir::Kernel& k, const policy::Budget& budget, const LlvmOptions& options,
                    const HostTarget& target, llvm::LLVMContext& ctx, llvm::Module& m)
-    : k_(k), budget_(budget), options_(options), target_(target), ctx_(ctx), m_(m), b_(ctx) {
+    : k_(k), budget_(budget), options_(options), target_(target), ctx_(ctx), m_(m), b_(ctx),
+      address_uniformity_(k, ir::LoadLevel::Address) {
   plan_storage_ = plan_storage(k);
   parts_ = plan_storage_.parts;
   storage_ = plan_storage_.storage;

@@ -3,6 +3,7 @@
 // concern (kernel structure, statements, expressions, floats, conversions, memory, integers).
 
 #include "halfway/codegen/llvm/lower.hpp"
+#include "halfway/ir/analysis/uniformity.hpp"
 #include "halfway/numerics/math.hpp"
 #include "lane_guard.hpp"
 #include "nan_state.hpp"
@@ -69,7 +70,7 @@ private:
   void emit_uniform_while(const Part& part);
   void emit_uniform_for(const Part& part);
   void emit_escape_dispatch();
-  llvm::MDNode* lane_loop_metadata(const Part& part);
+  llvm::MDNode* lane_loop_metadata(const Part& part, bool widen = false);
   llvm::MDNode* no_unroll();
   void set_uniform_lane();
   void poll_cancel(); // cancellable code: at a loop's back edge
@@ -194,6 +195,9 @@ private:
   llvm::LLVMContext& ctx_;
   llvm::Module& m_;
   llvm::IRBuilder<> b_;
+  // Which values LLVM may see as the same in every lane (LoadLevel::Address):
+  // lane_loop_metadata's "LLVM 19: uniform predicated division".
+  ir::UniformityAnalysis address_uniformity_;
 
   std::vector<Part> parts_;
   std::vector<LocalStorage> storage_;

@@ -53,10 +53,19 @@ struct UniformValue {
   bool operator==(const UniformValue&) const = default;
 };
 
+// What the level of a load means.
+//  - Visible (the rules above): whether every lane sees the same value.
+//  - Address: whether every lane reads the same element, whatever the memory (a private array
+//    is still Lane), and an id of a dimension whose workgroup has one lane is as uniform as the
+//    group id (local_id: Grid, global_id: Workgroup). This is what an optimiser that hoists
+//    loop-invariant loads and folds constants may treat as one value for all lanes: the CPU code
+//    generator asks it to predict which values LLVM's vectoriser calls uniform.
+enum class LoadLevel : uint8_t { Visible, Address };
+
 class UniformityAnalysis {
 public:
   // Runs the analysis to its fixpoint. `k` must outlive this object.
-  explicit UniformityAnalysis(const Kernel& k);
+  explicit UniformityAnalysis(const Kernel& k, LoadLevel loads = LoadLevel::Visible);
 
   UniformValue expr(ExprId id) const;
   UniformValue local(uint32_t local) const { return locals_[local]; }
@@ -72,6 +81,7 @@ private:
   void leave(const Stmt* loop, UniformValue v);
 
   const Kernel& k_;
+  LoadLevel loads_;
   std::vector<UniformValue> locals_;
   std::unordered_map<const Stmt*, UniformValue> control_;
   std::unordered_map<const Stmt*, UniformValue> left_early_; // loops some lanes leave early
