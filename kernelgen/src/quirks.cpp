@@ -35,16 +35,22 @@ ExprId f32(ir::Kernel& k, float v) {
 // log2 of the significand with its hidden bit set, also when the exponent field is 0: a positive
 // subnormal 0.m * 2^-126 comes out as log2(1.m) - 127 (log2 of 0x00400000 is -126.415 instead of
 // -127). log is that times ln 2, and pow(x, y) is exp2(y * log2(x)). Rewritten here, each such
-// node n(x) becomes select(0 < x < 2^-126, its lavapipe value, n(x)).
+// node n(x) becomes select(0 < x < 2^-126, its lavapipe value, n(x)). A bf16 node is computed in
+// f32 and rounded (a bf16 subnormal is an f32 subnormal): its operands are widened, the value
+// computed as for f32 and rounded to bf16. An f16's subnormals are normal in f32.
 bool rewrite_log_subnormal(ir::Kernel& k) {
   bool changed = false;
   const size_t n = k.exprs.size();
   for (ExprId id = 0; id < n; ++id) {
     const ir::Expr e = k.exprs[id];
-    if ((e.op != Op::Log && e.op != Op::Log2 && e.op != Op::Pow) || e.type != ScalarType::F32)
+    if ((e.op != Op::Log && e.op != Op::Log2 && e.op != Op::Pow) ||
+        (e.type != ScalarType::F32 && e.type != ScalarType::BF16))
       continue;
     changed = true;
-    const ExprId x = e.args[0];
+    auto wide = [&](ExprId v) {
+      return e.type == ScalarType::F32 ? v : add_node(k, Op::Convert, ScalarType::F32, {v});
+    };
+    const ExprId x = wide(e.args[0]);
     const ExprId original = k.add(e);
     const ExprId bits = add_node(k, Op::Bitcast, ScalarType::U32, {x});
     const ExprId significand =
@@ -59,7 +65,9 @@ bool rewrite_log_subnormal(ir::Kernel& k) {
       value = add_node(k, Op::Mul, ScalarType::F32, {value, f32(k, 0.693147182f)});
     if (e.op == Op::Pow)
       value = add_node(k, Op::Exp2, ScalarType::F32,
-                       {add_node(k, Op::Mul, ScalarType::F32, {e.args[1], value})});
+                       {add_node(k, Op::Mul, ScalarType::F32, {wide(e.args[1]), value})});
+    if (e.type != ScalarType::F32)
+      value = add_node(k, Op::Convert, e.type, {value});
     const ExprId subnormal =
         add_node(k, Op::And, ScalarType::Bool,
                  {add_node(k, Op::Gt, ScalarType::Bool, {x, f32(k, 0.0f)}),
@@ -67,7 +75,7 @@ bool rewrite_log_subnormal(ir::Kernel& k) {
     ir::Expr& s = k.exprs[id];
     s = ir::Expr{};
     s.op = Op::Select;
-    s.type = ScalarType::F32;
+    s.type = e.type;
     s.nargs = 3;
     s.args = {subnormal, value, original, ir::kNone};
     s.line = e.line;
