@@ -242,8 +242,8 @@ bool rewrite_f16_nan_payload(ir::Kernel& k) {
 // select(operand k is NaN, quiet(operand k), ..., select(the node is NaN, -NaN, the node)), the
 // operands tested in the order `order` gives (x86 returns the first source operand, and the
 // compiler may commute): one model per order. f16 NaNs keep their sign only: lavapipe loses f16
-// payloads in its float registers (f16-nan-payload.hk). fp8 has no arithmetic. Conversions are
-// left out: the model covers what the campaign has found, each case pinned by a test.
+// payloads in its float registers (f16-nan-payload.hk). fp8 has no arithmetic. Conversions
+// have their own model (rewrite_nan_conversion).
 bool rewrite_nan_propagation(ir::Kernel& k, bool reversed) {
   bool changed = false;
   const size_t n = k.exprs.size();
@@ -283,6 +283,80 @@ bool rewrite_nan_propagation(ir::Kernel& k, bool reversed) {
     }
     k.exprs[id] = k.exprs[value];
     k.exprs[id].line = e.line;
+    changed = true;
+  }
+  return changed;
+}
+
+// lavapipe converts between float formats on x86 (cvtss2sd, cvtsd2ss, vcvtph2ps) and keeps a
+// NaN's sign and payload, which the IR leaves unspecified for a conversion (specs/ir.md, "NaN
+// results") and the interpreter makes the canonical NaN with its sign:
+//  - widening f32 -> f64, f16 -> f32, f16 -> f64: made quiet, the fraction shifted up into the
+//    wider fraction (0xffc12345 -> 0xfff82468a0000000, 0x7c01 -> 0x7fc02000);
+//  - narrowing f64 -> f32: made quiet, the fraction's top 23 bits (0xfff8123456789abc ->
+//    0xffc091a2);
+//  - bf16 -> f32: the bf16 bits shifted up 16, not made quiet (bf16 lives in f32 registers), and
+//    bf16 -> f64 is that f32 widened;
+//  - narrowing to f16 or bf16: the canonical NaN with its sign, as the interpreter.
+// And it folds narrow<S>(widen<W>(v)) of an S value v into v, so a signalling NaN goes through
+// unchanged. Found by `halfway fuzz --seed 20261203` (kernel 2349: bitcast<i64>(widen<f64>(io))
+// of the signalling NaN 0x7f800001 times -2; known-device-issues/nan-payload-conversion.hk).
+// Rewritten here: each such pair becomes v, then each float-to-float conversion to f32 or f64
+// becomes select(v is NaN, those bits, the conversion).
+bool rewrite_nan_conversion(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  auto float_convert = [&](const ir::Expr& e) {
+    return e.op == Op::Convert && ir::is_float(e.type) && !ir::is_fp8(e.type) &&
+           ir::is_float(k.exprs[e.args[0]].type) && !ir::is_fp8(k.exprs[e.args[0]].type);
+  };
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (!float_convert(e) || !float_convert(k.exprs[e.args[0]]))
+      continue;
+    const ir::Expr& inner = k.exprs[e.args[0]];
+    const ExprId v = inner.args[0];
+    if (k.exprs[v].type == e.type && ir::info(inner.type).bits > ir::info(e.type).bits) {
+      k.exprs[id] = k.exprs[v];
+      k.exprs[id].line = e.line;
+      changed = true;
+    }
+  }
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (!float_convert(e) || (e.type != ScalarType::F32 && e.type != ScalarType::F64))
+      continue;
+    const ExprId v = e.args[0];
+    ScalarType from = k.exprs[v].type;
+    if (from == e.type)
+      continue;
+    const auto u64 = [&](uint64_t c) { return add_node(k, Op::Const, ScalarType::U64, {}, c); };
+    const auto to_bits = [&](ExprId x, ScalarType t) { // an integer conversion, unless a no-op
+      return k.exprs[x].type == t ? x : add_node(k, Op::Convert, t, {x});
+    };
+    ExprId b = to_bits(add_node(k, Op::Bitcast, bits_type(from), {v}), ScalarType::U64);
+    if (from == ScalarType::BF16) {
+      b = add_node(k, Op::Shl, ScalarType::U64, {b, u64(16)});
+      from = ScalarType::F32;
+    }
+    ExprId nan = b; // bf16 -> f32: the shifted bits as they are
+    if (from != e.type) {
+      const num::FormatInfo& src = num::info(*diff::float_format(from));
+      const num::FormatInfo& dst = num::info(*diff::float_format(e.type));
+      const auto moved = [&](uint64_t mask, int shift) {
+        const ExprId part = add_node(k, Op::And, ScalarType::U64, {b, u64(mask)});
+        return shift >= 0 ? add_node(k, Op::Shl, ScalarType::U64, {part, u64(uint64_t(shift))})
+                          : add_node(k, Op::Shr, ScalarType::U64, {part, u64(uint64_t(-shift))});
+      };
+      nan = add_node(
+          k, Op::Or, ScalarType::U64,
+          {add_node(k, Op::Or, ScalarType::U64,
+                    {moved(src.sign_mask, dst.total_bits - src.total_bits), u64(dst.quiet_nan)}),
+           moved(src.man_mask, dst.man_bits - src.man_bits)});
+    }
+    const ExprId bits = to_bits(nan, bits_type(e.type));
+    select_instead(k, id, add_node(k, Op::Ne, ScalarType::Bool, {v, v}),
+                   add_node(k, Op::Bitcast, e.type, {bits}));
     changed = true;
   }
   return changed;
@@ -446,6 +520,11 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   QuirkModel payload{"known device issue: f16 NaN payload lost (pack, bitcast)", kernel};
   if (rewrite_f16_nan_payload(payload.kernel))
     out.push_back(std::move(payload));
+  QuirkModel converted{"known device issue: a NaN's payload kept through a float conversion "
+                       "(widen, narrow)",
+                       kernel};
+  if (rewrite_nan_conversion(converted.kernel))
+    out.push_back(std::move(converted));
   QuirkModel nan{"known device issue: NaN sign observed (copysign, bitcast)", kernel};
   if (rewrite_nan_sign(nan.kernel))
     out.push_back(std::move(nan));
@@ -463,13 +542,14 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
     for (bool reversed : {false, true}) {
       QuirkModel all{"known device issue: several at once (constant +0.0 folded, abs dropped, "
                      "sign extension compared, atan2 of -0.0, log of a subnormal, NaN "
-                     "propagated, f16 NaN payload lost)",
+                     "propagated, NaN payload converted, f16 NaN payload lost)",
                      kernel};
       rewrite_abs_dropped(all.kernel); // it reads the products the folds rewrite
       rewrite_zero_folds(all.kernel);
       rewrite_sext_compare(all.kernel);
       rewrite_atan2_minus_zero(all.kernel);
       rewrite_log_subnormal(all.kernel);
+      rewrite_nan_conversion(all.kernel);
       rewrite_nan_propagation(all.kernel, reversed);
       rewrite_f16_nan_payload(all.kernel);
       out.push_back(std::move(all));

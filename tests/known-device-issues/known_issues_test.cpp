@@ -130,6 +130,10 @@ INSTANTIATE_TEST_SUITE_P(
         Issue{"sext-compare.hk", ir::ScalarType::I32, 0xfffffffb, 2, 1, true},
         // log2(bf16 2^-127): -127 against -126.5 (lavapipe's f32 log2, rounded to bf16).
         Issue{"log2-subnormal-bf16.hk", ir::ScalarType::BF16, 0x3f80, 0xc2fe, 0xc2fd, true},
+        // mul(bitcast<i64>(widen<f64>(sNaN 0x7f800001)), -2): the canonical NaN's product against
+        // the one of lavapipe's NaN with its payload moved up.
+        Issue{"nan-payload-conversion.hk", ir::ScalarType::F32, 0x7f800001, 0x0010000000000000,
+              0x000fffffc0000000, true},
         // sub(0.0, +0): +0 against -0.
         Issue{"sub-from-zero.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000, true},
         // mul(-1, pa[0]) of a private array never stored: -0 against +0.
