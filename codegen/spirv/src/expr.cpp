@@ -490,8 +490,14 @@ uint32_t Emitter::float_min_max(uint32_t a, uint32_t b, bool is_min, uint32_t ty
       is_min ? b_.op(O::OpSelect, type, {a_neg, a, b}) : b_.op(O::OpSelect, type, {a_neg, b, a});
   uint32_t r = b_.op(O::OpSelect, type, {a_less, is_min ? a : b, equal});
   r = b_.op(O::OpSelect, type, {b_less, is_min ? b : a, r});
-  r = b_.op(O::OpSelect, type, {b_.op(O::OpIsNan, t_bool(), {b}), a, r});
-  r = b_.op(O::OpSelect, type, {b_.op(O::OpIsNan, t_bool(), {a}), b, r});
+  uint32_t b_nan = b_.op(O::OpIsNan, t_bool(), {b});
+  r = b_.op(O::OpSelect, type, {b_nan, a, r});
+  // Two NaNs give the canonical NaN (numerics/arith.hpp), not b's bits: f16 and bf16 values are
+  // held as f32 here, and their narrowing makes the f32 one their own canonical NaN.
+  uint32_t canonical = width == 64 ? constant(ScalarType::F64, 0x7ff8000000000000u, Repr::Native)
+                                   : constant(ScalarType::F32, 0x7fc00000u, Repr::Native);
+  r = b_.op(O::OpSelect, type,
+            {b_.op(O::OpIsNan, t_bool(), {a}), b_.op(O::OpSelect, type, {b_nan, canonical, b}), r});
   return r;
 }
 
