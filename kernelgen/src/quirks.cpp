@@ -4,6 +4,8 @@
 #include "halfway/numerics/formats.hpp"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 
 namespace halfway::kernelgen::detail {
 
@@ -83,30 +85,58 @@ bool rewrite_log_subnormal(ir::Kernel& k) {
   return changed;
 }
 
-// Whether the kernel stores to private array `id` anywhere (an atomic cannot name one).
-bool private_stored(const ir::Kernel& k, uint32_t id) {
-  bool stored = false;
+bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads = true);
+
+// The value of a literal index (an integer constant), or nothing.
+std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
+  if (id == ir::kNone || k.exprs[id].op != Op::Const)
+    return std::nullopt;
+  return k.exprs[id].imm;
+}
+
+// Whether lavapipe folds the private-array load `load` as the zero the array starts with: no
+// store to the array could change the element it reads. A store does not when it writes a
+// constant, or when its indices and the load's are all literals naming another element
+// (measured: a store of a variable to the same element, or any store at a computed index,
+// keeps the load; campaign kernel 3214: pa[6][0] read, pa[1][1] stored). A load from an array
+// never stored folds at any index (campaign kernel 15688: x * pa[rem(global_id(0), 1)][0][0]).
+bool private_load_folded(const ir::Kernel& k, const ir::Expr& load) {
+  bool folded = true;
   ir::for_each_stmt(k.body, [&](const ir::Stmt& s) {
-    stored =
-        stored || (s.kind == ir::StmtKind::Store && s.space == ir::Space::Private && s.mem == id);
+    if (!folded || s.kind != ir::StmtKind::Store || s.space != ir::Space::Private ||
+        s.mem != load.ref)
+      return;
+    if (constant_tree(k, s.b, false)) // (a private load there: not constant, no recursion)
+      return;
+    const std::array<ExprId, 3> at = ir::store_indices(s);
+    bool other = false;
+    for (int i = 0; i < load.nargs; ++i) {
+      const auto l = literal(k, load.args[i]), w = literal(k, at[i]);
+      if (!l || !w) {
+        folded = false;
+        return;
+      }
+      other = other || *l != *w;
+    }
+    folded = other;
   });
-  return stored;
+  return folded;
 }
 
 // Whether the expression is built of constants alone (so that the driver folds it). The
-// workgroup size is one: the module declares it (LocalSize). So is a load, at any index, from a
-// private array the kernel never stores to: it holds the zeros the array starts with, and lavapipe
-// folds it as the constant it is (campaign kernel 15688: x * pa[rem(global_id(0), 1)][0][0]).
-bool constant_tree(const ir::Kernel& k, ExprId id) {
+// workgroup size is one: the module declares it (LocalSize). So is a load from a private array
+// that no store can have changed (private_load_folded): it holds the zero the array starts with,
+// and lavapipe folds it as the constant it is.
+bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads) {
   const ir::Expr& e = k.exprs[id];
   if (e.op == Op::Const || e.op == Op::GroupSize)
     return true;
   if (e.op == Op::Load && e.space == ir::Space::Private)
-    return !private_stored(k, e.ref);
+    return private_loads && private_load_folded(k, e);
   if (ir::info(e.op).rule == ir::TypeRule::Leaf)
     return false;
   for (int i = 0; i < e.nargs; ++i)
-    if (!constant_tree(k, e.args[i]))
+    if (!constant_tree(k, e.args[i], private_loads))
       return false;
   return true;
 }

@@ -139,6 +139,9 @@ INSTANTIATE_TEST_SUITE_P(
         // mul(-1, pa[0]) of a private array never stored: -0 against +0.
         Issue{"mul-unstored-private.hk", ir::ScalarType::F32, 0xbf800000, 0x80000000, 0x00000000,
               true},
+        // mul(-1, pa[6][0]) with only pa[1][1] stored: -0 against +0.
+        Issue{"mul-stored-private.hk", ir::ScalarType::F32, 0xbf800000, 0x80000000, 0x00000000,
+              true},
         // abs(select(gt(0, 0), 0.0, ceil(-2^-24))): +0 against -0 (the abs is dropped).
         Issue{"abs-select-constants.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000,
               true},
