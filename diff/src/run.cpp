@@ -422,16 +422,27 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         // be what the device's documented precision allows (x / 0.0 is undefined on Vulkan): the
         // element's interval decides then. Rounding is monotone, so the interval of the two-step
         // result also holds the single-rounding one.
-        if (record && !accepted && report.intervals && format && p < stats.intervals.size() &&
-            i < stats.intervals[p].size()) {
+        // The same for a relaxed accumulation whose terms the device computes within their
+        // documented precision: the interval of the strict order, widened on both sides by the
+        // accumulation's reordering allowance E (relaxed_accumulation_bound; doubled, since E
+        // comes from the reference's terms and the device's terms may differ from them within
+        // their intervals), or undecided with it. Without this, opting in to relaxed
+        // accumulation turned elements the interval accepts into violations.
+        const bool relaxed = bound.kind == Bound::Kind::RelaxedAccumulation;
+        if ((record || relaxed) && !accepted && report.intervals && format &&
+            p < stats.intervals.size() && i < stats.intervals[p].size()) {
           const interp::ValueInterval& iv = stats.intervals[p][i];
           if (iv.undecided || unknown_write(iv)) {
             undecided = true;
           } else {
+            const double widen = relaxed ? 2 * bound.error : 0;
             Bound interval;
             interval.kind = Bound::Kind::DevicePrecision;
-            interval.lo = num::from_double(*format, iv.lo);
-            interval.hi = num::from_double(*format, iv.hi);
+            // (The interval's ends are values of the element type; widened ends round outward.)
+            interval.lo = num::from_double(
+                *format, iv.lo - widen, widen ? num::Rounding::Down : num::Rounding::NearestEven);
+            interval.hi = num::from_double(*format, iv.hi + widen,
+                                           widen ? num::Rounding::Up : num::Rounding::NearestEven);
             if (accepts(interval, b.type, r, d, report.controls)) {
               bound = interval;
               accepted = true;
