@@ -620,6 +620,20 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
     any_undecided = any_undecided || a[i].undecided;
   }
   const ir::MathProfile profile = x.options().profile;
+  // Without the DenormPreserve execution mode a Vulkan device may flush a denormal operand to zero
+  // as well as a result (below): for an op the profile does not round correctly (the math
+  // family), an operand interval that reaches the denormals also holds zero. lavapipe's
+  // atan2(0, 2^-149) is NaN, which atan2(0, 0), undefined, allows (campaign of seed 20261203,
+  // kernel 9386).
+  if (profile == ir::MathProfile::Vulkan && ir::info(op).family == ir::OpFamily::Math)
+    for (int i = 0; i < n.nargs && i < 4; ++i) {
+      const ir::ScalarType t = x.intervals()->type(n.arg[i]);
+      if (a[i].undecided || !is_float_type(t) || std::isnan(a[i].lo))
+        continue;
+      const double tiny = num::info(ir::format_of(t)).min_normal_value;
+      if (a[i].lo < tiny && a[i].hi > -tiny && !(a[i].lo == 0 && a[i].hi == 0))
+        a[i] = {std::min(a[i].lo, 0.0), std::max(a[i].hi, 0.0), false};
+    }
   g_point_operands = true;
   for (int i = 0; i < n.nargs && i < 4; ++i)
     g_point_operands = g_point_operands && is_point(a[i]);

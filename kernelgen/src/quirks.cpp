@@ -26,65 +26,6 @@ ExprId add_node(ir::Kernel& k, Op op, ScalarType t, std::initializer_list<ExprId
 
 namespace {
 
-ExprId f32(ir::Kernel& k, float v) {
-  uint32_t bits = 0;
-  static_assert(sizeof bits == sizeof v);
-  __builtin_memcpy(&bits, &v, sizeof bits);
-  return add_node(k, Op::Const, ScalarType::F32, {}, bits);
-}
-
-// lavapipe (llvmpipe's lp_build_log2) takes log2 of an f32 apart as exponent field minus 127 plus
-// log2 of the significand with its hidden bit set, also when the exponent field is 0: a positive
-// subnormal 0.m * 2^-126 comes out as log2(1.m) - 127 (log2 of 0x00400000 is -126.415 instead of
-// -127). log is that times ln 2, and pow(x, y) is exp2(y * log2(x)). Rewritten here, each such
-// node n(x) becomes select(0 < x < 2^-126, its lavapipe value, n(x)). A bf16 node is computed in
-// f32 and rounded (a bf16 subnormal is an f32 subnormal): its operands are widened, the value
-// computed as for f32 and rounded to bf16. An f16's subnormals are normal in f32.
-bool rewrite_log_subnormal(ir::Kernel& k) {
-  bool changed = false;
-  const size_t n = k.exprs.size();
-  for (ExprId id = 0; id < n; ++id) {
-    const ir::Expr e = k.exprs[id];
-    if ((e.op != Op::Log && e.op != Op::Log2 && e.op != Op::Pow) ||
-        (e.type != ScalarType::F32 && e.type != ScalarType::BF16))
-      continue;
-    changed = true;
-    auto wide = [&](ExprId v) {
-      return e.type == ScalarType::F32 ? v : add_node(k, Op::Convert, ScalarType::F32, {v});
-    };
-    const ExprId x = wide(e.args[0]);
-    const ExprId original = k.add(e);
-    const ExprId bits = add_node(k, Op::Bitcast, ScalarType::U32, {x});
-    const ExprId significand =
-        add_node(k, Op::Or, ScalarType::U32,
-                 {add_node(k, Op::And, ScalarType::U32,
-                           {bits, add_node(k, Op::Const, ScalarType::U32, {}, 0x007fffff)}),
-                  add_node(k, Op::Const, ScalarType::U32, {}, 0x3f800000)});
-    const ExprId one_m = add_node(k, Op::Bitcast, ScalarType::F32, {significand});
-    ExprId value = add_node(k, Op::Add, ScalarType::F32,
-                            {add_node(k, Op::Log2, ScalarType::F32, {one_m}), f32(k, -127.0f)});
-    if (e.op == Op::Log)
-      value = add_node(k, Op::Mul, ScalarType::F32, {value, f32(k, 0.693147182f)});
-    if (e.op == Op::Pow)
-      value = add_node(k, Op::Exp2, ScalarType::F32,
-                       {add_node(k, Op::Mul, ScalarType::F32, {wide(e.args[1]), value})});
-    if (e.type != ScalarType::F32)
-      value = add_node(k, Op::Convert, e.type, {value});
-    const ExprId subnormal =
-        add_node(k, Op::And, ScalarType::Bool,
-                 {add_node(k, Op::Gt, ScalarType::Bool, {x, f32(k, 0.0f)}),
-                  add_node(k, Op::Lt, ScalarType::Bool, {x, f32(k, 0x1p-126f)})});
-    ir::Expr& s = k.exprs[id];
-    s = ir::Expr{};
-    s.op = Op::Select;
-    s.type = e.type;
-    s.nargs = 3;
-    s.args = {subnormal, value, original, ir::kNone};
-    s.line = e.line;
-  }
-  return changed;
-}
-
 bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads = true);
 
 // The value of a literal index (an integer constant), or nothing.
@@ -530,9 +471,6 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   std::vector<QuirkModel> out;
   if (device.rfind("vulkan", 0) != 0)
     return out;
-  QuirkModel log{"known device issue: log of an f32 subnormal (log, log2, pow)", kernel};
-  if (rewrite_log_subnormal(log.kernel))
-    out.push_back(std::move(log));
   QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add, sub)",
                   kernel};
   if (rewrite_zero_folds(zero.kernel))
@@ -571,14 +509,13 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   if (out.size() > 1)
     for (bool reversed : {false, true}) {
       QuirkModel all{"known device issue: several at once (constant +0.0 folded, abs dropped, "
-                     "sign extension compared, atan2 of -0.0, log of a subnormal, NaN "
+                     "sign extension compared, atan2 of -0.0, NaN "
                      "propagated, NaN payload converted, f16 NaN payload lost)",
                      kernel};
       rewrite_abs_dropped(all.kernel); // it reads the products the folds rewrite
       rewrite_zero_folds(all.kernel);
       rewrite_sext_compare(all.kernel);
       rewrite_atan2_minus_zero(all.kernel);
-      rewrite_log_subnormal(all.kernel);
       rewrite_nan_conversion(all.kernel);
       rewrite_nan_propagation(all.kernel, reversed);
       rewrite_f16_nan_payload(all.kernel);

@@ -42,6 +42,9 @@ struct Issue {
   // Explained by a quirk model (a rewrite of the kernel into what lavapipe computes) rather than
   // by a rule on the element's bits: checked through a whole campaign check on the device.
   bool model = false;
+  // Allowed by the device's documented precision, where the interval judge cannot decide the
+  // element (specs/device-precision.md): the campaign's check is inconclusive, never a mismatch.
+  bool undecided = false;
 };
 
 class KnownDeviceIssue : public ::testing::TestWithParam<Issue> {};
@@ -92,6 +95,11 @@ TEST_P(KnownDeviceIssue, TheCampaignExplainsIt) {
     if (!have_vulkan())
       GTEST_SKIP() << "no Vulkan device in this build";
     const kernelgen::Check c = on("vulkan");
+    if (i.undecided) {
+      EXPECT_EQ(c.outcome, kernelgen::Outcome::Inconclusive) << c.cause << "\n" << c.report;
+      EXPECT_EQ(c.violations, 0u);
+      return;
+    }
     EXPECT_EQ(c.outcome, kernelgen::Outcome::Explained) << c.cause << "\n" << c.report;
     EXPECT_GT(c.violations, 0u);
     EXPECT_NE(c.cause.find("known device issue"), std::string::npos) << c.cause;
@@ -114,7 +122,8 @@ INSTANTIATE_TEST_SUITE_P(
         // bitcast<u16> of the f16 NaN 0x7e01: the payload is lost.
         Issue{"f16-nan-payload.hk", ir::ScalarType::F16, 0x7e01, 0x7e01, 0x7e00},
         // log2(2^-127): -127 against -126.415039 (log2 of the significand 1.5, minus 127).
-        Issue{"log2-subnormal.hk", ir::ScalarType::F32, 0x3f800000, 0xc2fe0000, 0xc2fcd480, true},
+        Issue{"log2-subnormal.hk", ir::ScalarType::F32, 0x3f800000, 0xc2fe0000, 0xc2fcd480, true,
+              true},
         // mul(0.0, -3): -0 against +0.
         Issue{"mul-by-zero.hk", ir::ScalarType::F32, 0xc0400000, 0x80000000, 0x00000000, true},
         // add(0.0, mul(1, -0.0)): +0 against -0.
@@ -129,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(
         // ge(convert<i64>(-5), 0): false (2) against true (1).
         Issue{"sext-compare.hk", ir::ScalarType::I32, 0xfffffffb, 2, 1, true},
         // log2(bf16 2^-127): -127 against -126.5 (lavapipe's f32 log2, rounded to bf16).
-        Issue{"log2-subnormal-bf16.hk", ir::ScalarType::BF16, 0x3f80, 0xc2fe, 0xc2fd, true},
+        Issue{"log2-subnormal-bf16.hk", ir::ScalarType::BF16, 0x3f80, 0xc2fe, 0xc2fd, true, true},
         // mul(bitcast<i64>(widen<f64>(sNaN 0x7f800001)), -2): the canonical NaN's product against
         // the one of lavapipe's NaN with its payload moved up.
         Issue{"nan-payload-conversion.hk", ir::ScalarType::F32, 0x7f800001, 0x0010000000000000,
