@@ -265,6 +265,7 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
   // the vectorised loop instead of running each lane's exp scalar.
   if (body_stores && !jam.lockstep)
     return none;
+  jam.stores = body_stores && !accumulates;
   return jam;
 }
 
@@ -530,8 +531,8 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
                                     k_.locals[l].name.c_str());
     }
   const unsigned lanes = k_.workgroup[0];
-  // One lane loop over [0, lanes) running `fn` for each lane; `widen`: the lockstep body's
-  // (lane_loop_metadata).
+  // One lane loop over [0, lanes) running `fn` for each lane; `widen`: the lockstep body's when it
+  // stores (lane_loop_metadata).
   auto lane_loop = [&](const auto& fn, bool widen = false) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     llvm::BasicBlock* header = block("lane.x");
@@ -617,7 +618,7 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
         var_at(i);
         lane_block(loop->body);
       },
-      true);
+      jam.stores);
   poll_cancel();
   i->addIncoming(b_.CreateAdd(i, llvm::ConstantInt::get(ty, 1)), b_.GetInsertBlock());
   auto* back = b_.CreateBr(header);
@@ -695,11 +696,13 @@ static bool divides_under_control(const ir::Kernel& k, const Part& part,
 // doubled compile time for barrier-heavy kernels and gained nothing measurable; loops inside a
 // lane's code keep their unrolling. Lane loops that narrow to f16 get the width hint
 // (options.hpp). Lane loops that divide integers under control flow by a value LLVM may take as
-// uniform are not vectorised (divides_under_control). The lane loop of a lockstep body
-// (`widen`, emit_lanes_lockstep) is always vectorised: it exists to be, and on AVX2 hosts
-// LLVM 19's cost model refuses it when the body gathers (gamma[c] in a group norm) and masks a
-// store, although the vector loop is faster: the fused group_norm+silu kernel ran 13.3 ms scalar
-// and 7.1 ms vectorised on a Zen AVX2 host (bench/fusion, 1x320x64x64).
+// uniform are not vectorised (divides_under_control). The lane loop of a lockstep body that
+// stores (`widen`, emit_lanes_lockstep: an epilogue) is always vectorised: on AVX2 hosts LLVM
+// 19's cost model refuses it when the body gathers (gamma[c] in a group norm) and masks a store,
+// although the vector loop is faster: the fused group_norm+silu kernel ran 13.3 ms scalar and
+// 7.1 ms vectorised on a Zen AVX2 host (bench/fusion, 1x320x64x64). Lockstep bodies that
+// accumulate (the GEMVs) keep the cost model's choice: forced, the relaxed GEMV ran 10.7 ms
+// instead of 6.0 on that host.
 llvm::MDNode* Lowering::lane_loop_metadata(const Part& part, bool widen) {
   std::vector<llvm::Metadata*> ops = {nullptr};
   auto add = [&](const char* name, llvm::Constant* value) {

@@ -53,6 +53,7 @@ private:
     const ir::Stmt* wrapper = nullptr; // an if with a uniform condition around it, or null
     bool shared_var = false;           // bounds equal in every lane: one loop variable for all
     bool lockstep = false;             // split-k shape: one iteration of every lane at a time
+    bool stores = false;               // the loop's body stores (or holds an if): an epilogue
   };
   JamPlan plan_jam(const Part& part);
   struct JamStatements {
