@@ -13,10 +13,12 @@
 #include "halfway/runtime/vkdevice/vulkan_device.hpp"
 #include "halfway/text/parse.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <gtest/gtest.h>
 #include <thread>
+#include <vector>
 
 namespace halfway::rt {
 namespace {
@@ -547,6 +549,51 @@ TEST_F(VulkanSafetyTest, TheCancelFlagInterruptsALaunch) {
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(e->kind(), ErrorKind::Interrupted) << text_of(*e);
   EXPECT_LT(seconds, 3.0); // 0.3 s, then the stop (slower in sanitizer builds)
+}
+
+// A dispatch the device is given up on while it still runs (its fence timed out: a driver hang,
+// or here a fence timeout far shorter than the dispatch) leaves the device lost, and nothing the
+// dispatch may still write is freed: the shader runs on into leaked memory, never freed memory,
+// so the process goes on, later launches say the device was lost, and destroying the device does
+// not crash. (Found when a campaign's process was paused past the fence timeout: it crashed
+// later, freeing buffers the resumed shader still wrote.)
+TEST_F(VulkanSafetyTest, ADispatchGivenUpOnNeverWritesFreedMemory) {
+  VulkanDeviceOptions options;
+  options.runtime = vk::testing::test_options();
+  options.runtime.device_options.fence_timeout_ns = 10'000'000; // 10 ms
+  auto impatient = std::make_unique<VulkanDevice>(&registry, options);
+  auto k = parse("kernel slow workgroup(64, 1, 1) {\n"
+                 "  param y: buffer<f32, read_write>;\n"
+                 "  let v: f32 = y[global_id(0)];\n"
+                 "  for j: u32 = 0:u32 to 20000:u32 step 1:u32 {\n"
+                 "    v = add(exp(mul(v, 0.5:f32)), 0.25:f32);\n"
+                 "  }\n"
+                 "  y[global_id(0)] = v;\n"
+                 "}\n");
+  Launch l = make_launch(k.kernel(), {4096});
+  const std::optional<Error> lost =
+      launch_error(*impatient, k, Grid::for_lanes(k.kernel(), 4096), l);
+  ASSERT_TRUE(lost);
+  EXPECT_EQ(lost->kind(), ErrorKind::Device);
+  EXPECT_NE(text_of(*lost).find("treating the device as lost"), std::string::npos)
+      << text_of(*lost);
+  // The abandoned dispatch finishes meanwhile, writing into the leaked buffers. Memory the heap
+  // hands out now (where freed buffers would be reused) keeps what it holds.
+  std::vector<std::vector<uint32_t>> heap;
+  for (int i = 0; i < 64; ++i)
+    heap.emplace_back(4096 + 16 * i, 0x5a5a5a5au);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  for (const auto& h : heap)
+    EXPECT_EQ(std::count(h.begin(), h.end(), 0x5a5a5a5au), static_cast<ptrdiff_t>(h.size()));
+  Launch again = make_launch(k.kernel(), {64});
+  const std::optional<Error> after =
+      launch_error(*impatient, k, Grid::for_lanes(k.kernel(), 64), again);
+  ASSERT_TRUE(after);
+  EXPECT_NE(text_of(*after).find("was lost earlier"), std::string::npos) << text_of(*after);
+  impatient.reset();
+  // Another device of the same driver still works.
+  Launch fine = make_launch(k.kernel(), {64});
+  EXPECT_FALSE(launch_error(*device, k, Grid::for_lanes(k.kernel(), 64), fine));
 }
 
 } // namespace

@@ -65,7 +65,7 @@ void ensure_descriptor_pool(detail::DeviceState& s, uint32_t bindings,
                             const ErrorContext& context) {
   if (s.descriptor_pool && s.descriptor_capacity >= bindings)
     return;
-  if (s.descriptor_pool)
+  if (s.descriptor_pool && !s.abandoned)
     s.vk.vkDestroyDescriptorPool(s.device, s.descriptor_pool, nullptr);
   s.descriptor_pool = VK_NULL_HANDLE;
   uint32_t capacity = std::max(bindings, 16u);
@@ -176,6 +176,10 @@ Device::Device(Instance& instance, const DeviceInfo& info, const Features& featu
 Device::~Device() = default;
 Device::Device(Device&&) noexcept = default;
 Device& Device::operator=(Device&&) noexcept = default;
+
+bool Device::abandoned() const {
+  return state_ && state_->abandoned;
+}
 
 const DeviceInfo& Device::info() const {
   return state_->info;

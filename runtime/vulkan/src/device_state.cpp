@@ -18,6 +18,11 @@ constexpr uint64_t kMaxStaging = 64ull << 20;
 DeviceState::~DeviceState() {
   if (!device)
     return;
+  if (abandoned) { // a dispatch may still run: leak every object it may use (see `abandoned`)
+    for (auto& [key, pipeline] : pipelines)
+      static_cast<void>(pipeline.release());
+    return;
+  }
   vk.vkDeviceWaitIdle(device);
   pipelines.clear();
   release(staging);
@@ -136,6 +141,10 @@ Allocation DeviceState::allocate(uint64_t bytes, MemoryUse use, const ErrorConte
 }
 
 void DeviceState::release(Allocation& a) noexcept {
+  if (abandoned) { // the abandoned dispatch may still write it: leaked (see `abandoned`)
+    a = Allocation{};
+    return;
+  }
   if (a.buffer)
     vk.vkDestroyBuffer(device, a.buffer, nullptr);
   if (a.memory)
@@ -193,6 +202,7 @@ bool DeviceState::submit_and_wait(const ErrorContext& context, const DispatchWai
         }
         if (waited == VK_TIMEOUT) {
           lost = "vkWaitForFences (a stopped dispatch did not end)";
+          abandoned = true;
           throw Error(ErrorKind::Device,
                       "device " + info.name + " did not end a stopped dispatch within " +
                           std::to_string(options.fence_timeout_ns / 1'000'000'000) +
@@ -207,6 +217,7 @@ bool DeviceState::submit_and_wait(const ErrorContext& context, const DispatchWai
   }
   if (waited == VK_TIMEOUT) {
     lost = "vkWaitForFences (timed out)";
+    abandoned = true;
     throw Error(ErrorKind::Device,
                 "device " + info.name + " did not finish within " +
                     std::to_string(options.fence_timeout_ns / 1'000'000'000) +

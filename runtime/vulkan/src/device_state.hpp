@@ -45,6 +45,11 @@ struct DeviceState {
 
   std::map<uint64_t, std::unique_ptr<Pipeline>> pipelines;
   std::string lost; // the call that lost the device; empty while it works
+  // A dispatch was given up on while it may still run (its fence timed out): nothing it may touch
+  // is freed or destroyed from then on, the device itself included, since a shader still running
+  // would write into freed memory (a crash or heap corruption much later). Deliberately leaked;
+  // the device runs nothing more.
+  bool abandoned = false;
 
   DeviceState() = default;
   DeviceState(const DeviceState&) = delete;

@@ -10,7 +10,15 @@ Runtime::Runtime(RuntimeOptions options)
   info_ = devices[select_device(devices, effective_selector(options_.device))];
 }
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+  // Destroying the instance under a device that still runs a dispatch is undefined (the
+  // validation layer crashed in a later vkCreateDevice): leak it with the device.
+  for (const auto& [key, device] : devices_)
+    if (device->abandoned()) {
+      static_cast<void>(instance_.release());
+      break;
+    }
+}
 
 Device& Runtime::device(const Features& needs, const std::string& kernel) {
   require_features(info_, needs, kernel);

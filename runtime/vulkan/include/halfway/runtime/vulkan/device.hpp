@@ -78,6 +78,9 @@ public:
 
   // For the runtime's own sources.
   detail::DeviceState& state() { return *state_; }
+  // A dispatch was given up on while it may still run (DeviceState::abandoned): the device's
+  // objects are leaked, and its instance must be too.
+  bool abandoned() const;
 
 private:
   std::unique_ptr<detail::DeviceState> state_;
