@@ -609,6 +609,15 @@ Iv* element_at(Exec& x, std::vector<Iv>& elems, ir::Space space, uint32_t id,
   return linear < elems.size() ? &elems[linear] : nullptr;
 }
 
+// `v` where a device may flush a denormal of format `f` to zero: an interval that reaches the
+// denormals also holds zero.
+Iv flushable(Iv v, num::Format f) {
+  const double tiny = num::info(f).min_normal_value;
+  if (v.lo < tiny && v.hi > -tiny && !(v.lo == 0 && v.hi == 0))
+    return {std::min(v.lo, 0.0), std::max(v.hi, 0.0), false};
+  return v;
+}
+
 Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
   using ir::Op;
   const ir::Op op = n.op;
@@ -630,9 +639,7 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
       const ir::ScalarType t = x.intervals()->type(n.arg[i]);
       if (a[i].undecided || !is_float_type(t) || std::isnan(a[i].lo))
         continue;
-      const double tiny = num::info(ir::format_of(t)).min_normal_value;
-      if (a[i].lo < tiny && a[i].hi > -tiny && !(a[i].lo == 0 && a[i].hi == 0))
-        a[i] = {std::min(a[i].lo, 0.0), std::max(a[i].hi, 0.0), false};
+      a[i] = flushable(a[i], ir::format_of(t));
     }
   g_point_operands = true;
   for (int i = 0; i < n.nargs && i < 4; ++i)
@@ -720,9 +727,7 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
   const ir::OpFamily family = ir::info(op).family;
   if (profile == ir::MathProfile::Vulkan && !r.undecided && !std::isnan(r.lo) &&
       family != ir::OpFamily::MinMax && family != ir::OpFamily::Sign) {
-    const double tiny = num::info(f).min_normal_value;
-    if (r.lo < tiny && r.hi > -tiny && !(r.lo == 0 && r.hi == 0))
-      r = {std::min(r.lo, 0.0), std::max(r.hi, 0.0), false};
+    r = flushable(r, f);
   }
   return r;
 }
