@@ -515,7 +515,10 @@ TEST_F(VulkanSafetyTest, AnInfiniteLoopTimesOutAndTheDeviceStaysUsable) {
   EXPECT_EQ(e->kind(), ErrorKind::Timeout) << text_of(*e);
   EXPECT_NE(text_of(*e).find("forever"), std::string::npos) << text_of(*e);
   EXPECT_GE(seconds, 1.9);
-  EXPECT_LT(seconds, 3.0);
+  // The launch ends soon after its limit; how soon depends on the machine's load and on
+  // sanitizers (3.1 s seen under ASan on a busy 2-core machine). A launch that waited for the loop
+  // would never end, so a loose upper bound still tells the two apart.
+  EXPECT_LT(seconds, 10.0);
   EXPECT_EQ(l.buffers[0].get_bits(0), before); // nothing copied back
 
   const ir::VerifiedKernel copy = parse(R"(
