@@ -181,9 +181,9 @@ constexpr std::string_view name(MathProfile p) {
   X(Erf, "erf", 1, Float, Math, true, false, false, num::MathFn::Erf, Unary, erf, vk_ulp(4, 4),    \
     "no GLSL.std.450 instruction: backend polynomial, 4 ulp")                                      \
   X(Atan2, "atan2", 2, Float, Math, true, false, false, num::MathFn::Atan2, Binary, atan2,         \
-    vk_ulp(4096, 4096), "4096 ulp")                                                                \
+    vk_ulp(4096, 5), "4096 ulp (f16: 5)")                                                          \
   X(Atan, "atan", 1, Float, Math, true, false, false, num::MathFn::Atan, Unary, atan,              \
-    vk_ulp(4096, 4096), "4096 ulp")                                                                \
+    vk_ulp(4096, 5), "4096 ulp (f16: 5)")                                                          \
   X(Floor, "floor", 1, Float, Integral, false, false, true, kNoMath, Unary, floor, kExact,         \
     "exact")                                                                                       \
   X(Ceil, "ceil", 1, Float, Integral, false, false, true, kNoMath, Unary, ceil, kExact, "exact")   \
