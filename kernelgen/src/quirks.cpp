@@ -1,6 +1,8 @@
 #include "quirks.hpp"
 
 #include "halfway/diff/compare.hpp"
+#include "halfway/ir/format.hpp"
+#include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/formats.hpp"
 
 #include <algorithm>
@@ -28,11 +30,19 @@ namespace {
 
 bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads = true);
 
-// The value of a literal index (an integer constant), or nothing.
+// The value of a literal index (an integer constant), or nothing. A remainder by the constant 1
+// is the literal 0 to the driver, which folds it (campaign 20261205, kernel 7893: the generator
+// indexes a dimension of size 1 as rem(v, 1), and pa[0][rem(global_id(0), 1)] was a store to
+// pa[0][0] that left a load of pa[3][0] folded).
 std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
-  if (id == ir::kNone || k.exprs[id].op != Op::Const)
+  if (id == ir::kNone)
     return std::nullopt;
-  return k.exprs[id].imm;
+  const ir::Expr& e = k.exprs[id];
+  if (e.op == Op::Rem && !ir::is_float(e.type) && literal(k, e.args[1]) == uint64_t{1})
+    return 0;
+  if (e.op != Op::Const)
+    return std::nullopt;
+  return e.imm;
 }
 
 // Whether lavapipe folds the private-array load `load` as the zero the array starts with: no
@@ -74,6 +84,11 @@ bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads) {
     return true;
   if (e.op == Op::Load && e.space == ir::Space::Private)
     return private_loads && private_load_folded(k, e);
+  // A select of a literal condition is the arm it picks (campaign 20261205, kernel 1544:
+  // sub(select(false, x, 0.0), y) is 0.0 - y to the driver).
+  if (e.op == Op::Select)
+    if (const auto c = literal(k, e.args[0]))
+      return constant_tree(k, e.args[*c != 0 ? 1 : 2], private_loads);
   if (ir::info(e.op).rule == ir::TypeRule::Leaf)
     return false;
   for (int i = 0; i < e.nargs; ++i)
@@ -109,22 +124,34 @@ void select_instead(ir::Kernel& k, ExprId id, ExprId cond, ExprId then) {
 // and SignedZeroInfNanPreserve: 0.0 * x is +0 (-0 expected for negative x, NaN for an infinite
 // or NaN x), 0.0 + x is x (+0 expected for x = -0). A product or sum by -0.0 is computed.
 // A difference from +0.0 is folded to a negation: 0.0 - x is -x (+0 expected for x = +0; campaign
-// kernel 17102). Rewritten here, each such node becomes select(that operand is +0.0, what
-// lavapipe gives, the node), the reference deciding the condition.
+// kernel 17102). A product folded so is the constant +0.0 in turn, and folds the product or sum
+// it feeds: (x * 0.0) * y is +0 and (x * 0.0) + y is y (campaign 20261205, kernel 8351: NaN
+// expected for an infinite x). A product that is +0 only at run time (2.0 * x for x = +0) is not
+// a constant and folds nothing. Rewritten here, each such node becomes select(that operand is
+// +0.0 and, for a folded product, was folded, what lavapipe gives, the node), the reference
+// deciding the condition.
 bool rewrite_zero_folds(ir::Kernel& k) {
   bool changed = false;
   const size_t n = k.exprs.size();
+  // For a product rewritten here: the condition under which lavapipe folds it to a constant.
+  std::vector<ExprId> folds(n, ir::kNone);
   for (ExprId id = 0; id < n; ++id) {
     const ir::Expr e = k.exprs[id];
     if ((e.op != Op::Mul && e.op != Op::Add && e.op != Op::Sub) || !ir::is_float(e.type))
       continue;
     for (int i = 0; i < 2; ++i) {
-      if (!constant_tree(k, e.args[i]) || (e.op == Op::Sub && i == 1))
+      const ExprId operand = e.args[i];
+      // A folded product is an operand only once rewritten, so before this node (operands come
+      // first in the arena: their ids are smaller).
+      const bool folded_product = operand < id && folds[operand] != ir::kNone;
+      if ((!folded_product && !constant_tree(k, operand)) || (e.op == Op::Sub && i == 1))
         continue;
       const ScalarType u = bits_type(e.type);
-      const ExprId is_zero =
+      ExprId is_zero =
           add_node(k, Op::Eq, ScalarType::Bool,
-                   {add_node(k, Op::Bitcast, u, {e.args[i]}), add_node(k, Op::Const, u, {}, 0)});
+                   {add_node(k, Op::Bitcast, u, {operand}), add_node(k, Op::Const, u, {}, 0)});
+      if (folded_product)
+        is_zero = add_node(k, Op::And, ScalarType::Bool, {folds[operand], is_zero});
       // A negation is taken out of a product first: -x * 0.0 is -(x * 0.0), -0 (kernel 15688).
       uint64_t sign = 0;
       for (ExprId o = e.args[1 - i]; k.exprs[o].op == Op::Neg; o = k.exprs[o].args[0])
@@ -133,6 +160,8 @@ bool rewrite_zero_folds(ir::Kernel& k) {
                             : e.op == Op::Add ? e.args[1 - i]
                                               : add_node(k, Op::Neg, e.type, {e.args[1]});
       select_instead(k, id, is_zero, folded);
+      if (e.op == Op::Mul)
+        folds[id] = is_zero;
       changed = true;
       break;
     }
@@ -465,6 +494,38 @@ bool rewrite_atan2_minus_zero(ir::Kernel& k) {
   return changed;
 }
 
+// lavapipe (Mesa's NIR) rewrites a select between the constants 1.0 and 0.0 (either way round,
+// either sign) into a conversion of the condition, matching the constants by value: -0.0 is
+// taken for +0.0, and the zero it returns has the sign of the 1.0 (select(c, -0.0, 1.0) is +0
+// where c holds, select(c, -1.0, 0.0) is -0 where it does not). OpSelect moves bits and the
+// module preserves signed zeros, so Vulkan does not allow it. Found by `halfway fuzz --seed
+// 20261205` (kernel 2364: bitcast<u64>(select(c, bitcast<f64>(2^63), 1.0)) was 0, not 2^63;
+// known-device-issues/select-signed-zero.hk). Rewritten here, each such select's zero arm takes
+// the sign of the other arm.
+bool rewrite_select_signed_zero(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op != Op::Select || !ir::is_float(e.type) || k.exprs[e.args[1]].op != Op::Const ||
+        k.exprs[e.args[2]].op != Op::Const)
+      continue;
+    const num::Format f = ir::format_of(e.type);
+    const uint64_t sign = uint64_t{1} << (ir::info(e.type).bits - 1);
+    const uint64_t one = num::from_double(f, 1.0);
+    const uint64_t a = k.exprs[e.args[1]].imm, b = k.exprs[e.args[2]].imm;
+    for (int zero = 1; zero <= 2; ++zero) {
+      const uint64_t z = zero == 1 ? a : b, other = zero == 1 ? b : a;
+      if ((z & ~sign) != 0 || (other & ~sign) != one || (z & sign) == (other & sign))
+        continue;
+      k.exprs[id].args[static_cast<size_t>(zero)] =
+          add_node(k, Op::Const, e.type, {}, other & sign);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 } // namespace
 
 std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string& device) {
@@ -475,6 +536,11 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
                   kernel};
   if (rewrite_zero_folds(zero.kernel))
     out.push_back(std::move(zero));
+  QuirkModel select{"known device issue: a select between 1.0 and 0.0 constants gives the 1.0's "
+                    "sign to the zero",
+                    kernel};
+  if (rewrite_select_signed_zero(select.kernel))
+    out.push_back(std::move(select));
   QuirkModel abs{"known device issue: abs of a value deemed not negative dropped (-0.0, -NaN)",
                  kernel};
   if (rewrite_abs_dropped(abs.kernel))
@@ -510,8 +576,10 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
     for (bool reversed : {false, true}) {
       QuirkModel all{"known device issue: several at once (constant +0.0 folded, abs dropped, "
                      "sign extension compared, atan2 of -0.0, NaN "
-                     "propagated, NaN payload converted, f16 NaN payload lost)",
+                     "propagated, NaN payload converted, f16 NaN payload lost, select of 1.0 "
+                     "and 0.0)",
                      kernel};
+      rewrite_select_signed_zero(all.kernel);
       rewrite_abs_dropped(all.kernel); // it reads the products the folds rewrite
       rewrite_zero_folds(all.kernel);
       rewrite_sext_compare(all.kernel);

@@ -155,8 +155,17 @@ INSTANTIATE_TEST_SUITE_P(
         Issue{"abs-select-constants.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000,
               true},
         // atan2(-0.0, -1): -pi against -NaN.
-        Issue{"atan2-minus-zero.hk", ir::ScalarType::F32, 0xbf800000, 0xc0490fdb, 0xffc00000,
-              true}),
+        Issue{"atan2-minus-zero.hk", ir::ScalarType::F32, 0xbf800000, 0xc0490fdb, 0xffc00000, true},
+        // select(ne(1, 0), -0.0, 1.0): -0 against +0.
+        Issue{"select-signed-zero.hk", ir::ScalarType::F32, 0x3f800000, 0x80000000, 0x00000000,
+              true},
+        // mul(mul(inf, 0.0), inf): NaN against +0.
+        Issue{"mul-zero-chain.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x00000000, true},
+        // mul(-1, pa[3][0]) with pa[0][rem(0, 1)] stored: -0 against +0.
+        Issue{"mul-stored-private-rem.hk", ir::ScalarType::F32, 0xbf800000, 0x80000000, 0x00000000,
+              true},
+        // sub(select(false, +0, 0.0), +0): +0 against -0.
+        Issue{"sub-select-zero.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000, true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));
