@@ -38,11 +38,33 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
   if (id == ir::kNone)
     return std::nullopt;
   const ir::Expr& e = k.exprs[id];
-  if (e.op == Op::Rem && !ir::is_float(e.type) && literal(k, e.args[1]) == uint64_t{1})
-    return 0;
-  if (e.op != Op::Const)
+  if (e.op == Op::Const)
+    return e.imm;
+  if (ir::is_float(e.type) || e.nargs != 2)
     return std::nullopt;
-  return e.imm;
+  if (e.op == Op::Rem && literal(k, e.args[1]) == uint64_t{1})
+    return 0;
+  // Integer arithmetic of literals, which the driver folds too (campaign 20261205, kernel 2364:
+  // bitcast<f64>(add(0:u64, 2^63:u64)) is the constant -0.0).
+  const auto a = literal(k, e.args[0]), b = literal(k, e.args[1]);
+  if (!a || !b)
+    return std::nullopt;
+  const uint32_t width = ir::info(e.type).bits;
+  const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  switch (e.op) {
+  case Op::Add:
+    return (*a + *b) & mask;
+  case Op::Sub:
+    return (*a - *b) & mask;
+  case Op::And:
+    return *a & *b;
+  case Op::Or:
+    return *a | *b;
+  case Op::Xor:
+    return *a ^ *b;
+  default:
+    return std::nullopt;
+  }
 }
 
 // Whether lavapipe folds the private-array load `load` as the zero the array starts with: no
@@ -507,13 +529,22 @@ bool rewrite_select_signed_zero(ir::Kernel& k) {
   const size_t n = k.exprs.size();
   for (ExprId id = 0; id < n; ++id) {
     const ir::Expr e = k.exprs[id];
-    if (e.op != Op::Select || !ir::is_float(e.type) || k.exprs[e.args[1]].op != Op::Const ||
-        k.exprs[e.args[2]].op != Op::Const)
+    if (e.op != Op::Select || !ir::is_float(e.type))
+      continue;
+    // A constant arm: a literal, or a literal's bits reinterpreted (bitcast<f64>(2^63:u64)).
+    auto bits = [&](ExprId arm) -> std::optional<uint64_t> {
+      const ir::Expr& a = k.exprs[arm];
+      if (a.op == Op::Bitcast)
+        return literal(k, a.args[0]);
+      return a.op == Op::Const ? std::optional<uint64_t>(a.imm) : std::nullopt;
+    };
+    const auto a_bits = bits(e.args[1]), b_bits = bits(e.args[2]);
+    if (!a_bits || !b_bits)
       continue;
     const num::Format f = ir::format_of(e.type);
     const uint64_t sign = uint64_t{1} << (ir::info(e.type).bits - 1);
     const uint64_t one = num::from_double(f, 1.0);
-    const uint64_t a = k.exprs[e.args[1]].imm, b = k.exprs[e.args[2]].imm;
+    const uint64_t a = *a_bits, b = *b_bits;
     for (int zero = 1; zero <= 2; ++zero) {
       const uint64_t z = zero == 1 ? a : b, other = zero == 1 ? b : a;
       if ((z & ~sign) != 0 || (other & ~sign) != one || (z & sign) == (other & sign))
