@@ -67,33 +67,90 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
   }
 }
 
-// Whether lavapipe folds the private-array load `load` as the zero the array starts with: no
-// store to the array could change the element it reads. A store does not when it writes a
-// constant, or when its indices and the load's are all literals naming another element
-// (measured: a store of a variable to the same element, or any store at a computed index,
-// keeps the load; campaign kernel 3214: pa[6][0] read, pa[1][1] stored). A load from an array
-// never stored folds at any index (campaign kernel 15688: x * pa[rem(global_id(0), 1)][0][0]).
-bool private_load_folded(const ir::Kernel& k, const ir::Expr& load) {
-  bool folded = true;
-  ir::for_each_stmt(k.body, [&](const ir::Stmt& s) {
-    if (!folded || s.kind != ir::StmtKind::Store || s.space != ir::Space::Private ||
-        s.mem != load.ref)
-      return;
+// The statements in program order, each with the loops around it (a loop's own condition and
+// bounds count as inside it: they are evaluated on every iteration).
+struct Placed {
+  const ir::Stmt* stmt;
+  size_t order;
+  std::vector<const ir::Stmt*> loops;
+};
+
+void place(const ir::Body& block, std::vector<const ir::Stmt*>& loops, std::vector<Placed>& out) {
+  for (const ir::Stmt& s : block) {
+    const bool loop = s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::While;
+    if (loop)
+      loops.push_back(&s);
+    out.push_back({&s, out.size(), loops});
+    place(s.body, loops, out);
+    place(s.else_body, loops, out);
+    if (loop)
+      loops.pop_back();
+  }
+}
+
+bool contains(const ir::Kernel& k, ExprId root, ExprId target) {
+  if (root == target)
+    return true;
+  const ir::Expr& e = k.exprs[root];
+  for (int i = 0; i < e.nargs; ++i)
+    if (contains(k, e.args[i], target))
+      return true;
+  return false;
+}
+
+// Whether a store placed at `store` may run before a statement placed at `user` evaluates its
+// expressions: it comes first in program order, or a loop holds both (a later iteration).
+bool may_precede(const Placed& store, const Placed& user) {
+  if (store.order < user.order)
+    return true;
+  for (const ir::Stmt* loop : store.loops)
+    if (std::find(user.loops.begin(), user.loops.end(), loop) != user.loops.end())
+      return true;
+  return false;
+}
+
+// Whether lavapipe folds the private-array load `load_id` as the zero the array starts with: no
+// store to the array could change the element it reads before it is read. A store does not when
+// it writes a constant, when its indices and the load's are all literals naming another element
+// (measured: a store of a variable to the same element, or any store at a computed index before
+// the load, keeps the load; campaign kernel 3214: pa[6][0] read, pa[1][1] stored), or when it
+// runs only after every read (later in program order, no loop around both: campaign 20261205,
+// kernel 7893, a store at a computed index after the load, even inside a later loop). A load from
+// an array never stored folds at any index (campaign kernel 15688: x * pa[rem(global_id(0),
+// 1)][0][0]).
+bool private_load_folded(const ir::Kernel& k, ExprId load_id) {
+  const ir::Expr& load = k.exprs[load_id];
+  std::vector<Placed> placed;
+  std::vector<const ir::Stmt*> loops;
+  place(k.body, loops, placed);
+  std::vector<const Placed*> users;
+  for (const Placed& p : placed)
+    for (ExprId root : ir::stmt_exprs(*p.stmt))
+      if (root != ir::kNone && contains(k, root, load_id)) {
+        users.push_back(&p);
+        break;
+      }
+  for (const Placed& p : placed) {
+    const ir::Stmt& s = *p.stmt;
+    if (s.kind != ir::StmtKind::Store || s.space != ir::Space::Private || s.mem != load.ref)
+      continue;
     if (constant_tree(k, s.b, false)) // (a private load there: not constant, no recursion)
-      return;
+      continue;
+    if (!users.empty() && std::none_of(users.begin(), users.end(),
+                                       [&](const Placed* user) { return may_precede(p, *user); }))
+      continue;
     const std::array<ExprId, 3> at = ir::store_indices(s);
     bool other = false;
     for (int i = 0; i < load.nargs; ++i) {
       const auto l = literal(k, load.args[i]), w = literal(k, at[i]);
-      if (!l || !w) {
-        folded = false;
-        return;
-      }
+      if (!l || !w)
+        return false;
       other = other || *l != *w;
     }
-    folded = other;
-  });
-  return folded;
+    if (!other)
+      return false;
+  }
+  return true;
 }
 
 // Whether the expression is built of constants alone (so that the driver folds it). The
@@ -105,7 +162,7 @@ bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads) {
   if (e.op == Op::Const || e.op == Op::GroupSize)
     return true;
   if (e.op == Op::Load && e.space == ir::Space::Private)
-    return private_loads && private_load_folded(k, e);
+    return private_loads && private_load_folded(k, id);
   // A select of a literal condition is the arm it picks (campaign 20261205, kernel 1544:
   // sub(select(false, x, 0.0), y) is 0.0 - y to the driver).
   if (e.op == Op::Select)

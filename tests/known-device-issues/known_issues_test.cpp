@@ -164,6 +164,9 @@ INSTANTIATE_TEST_SUITE_P(
         // mul(-1, pa[3][0]) with pa[0][rem(0, 1)] stored: -0 against +0.
         Issue{"mul-stored-private-rem.hk", ir::ScalarType::F32, 0xbf800000, 0x80000000, 0x00000000,
               true},
+        // mul(-1, pa[3][0]) with pa stored at a computed index only after: -0 against +0.
+        Issue{"mul-stored-private-after.hk", ir::ScalarType::F32, 0xbf800000, 0x80000000,
+              0x00000000, true},
         // sub(select(false, +0, 0.0), +0): +0 against -0.
         Issue{"sub-select-zero.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000, true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
