@@ -222,8 +222,11 @@ bool rewrite_zero_folds(ir::Kernel& k) {
       const ExprId operand = e.args[i];
       // A folded product is an operand only once rewritten, so before this node (operands come
       // first in the arena: their ids are smaller).
-      const bool folded_product = operand < id && folds[operand] != ir::kNone;
-      if ((!folded_product && !constant_tree(k, operand)) || (e.op == Op::Sub && i == 1))
+      // (A product of constants is a constant like any other: its value decides, campaign
+      // 20261205, kernel 8351: mul(bitcast<f32>(group_size(0)), 0.0) times a NaN was +0.)
+      const bool constant = constant_tree(k, operand);
+      const bool folded_product = !constant && operand < id && folds[operand] != ir::kNone;
+      if ((!constant && !folded_product) || (e.op == Op::Sub && i == 1))
         continue;
       const ScalarType u = bits_type(e.type);
       ExprId is_zero =

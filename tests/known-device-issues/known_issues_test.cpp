@@ -161,6 +161,9 @@ INSTANTIATE_TEST_SUITE_P(
               true},
         // mul(mul(inf, 0.0), inf): NaN against +0.
         Issue{"mul-zero-chain.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x00000000, true},
+        // mul(inf, mul(bitcast<f32>(1), 0.0)): NaN against +0.
+        Issue{"mul-constant-product.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x00000000,
+              true},
         // mul(-1, pa[3][0]) with pa[0][rem(0, 1)] stored: -0 against +0.
         Issue{"mul-stored-private-rem.hk", ir::ScalarType::F32, 0xbf800000, 0x80000000, 0x00000000,
               true},
