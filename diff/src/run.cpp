@@ -298,7 +298,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   // { y[i] = 97; }`, campaign 20261205, kernel 1877), at indices the reference never computed. So
   // in a launch with undecided lanes an element that differs is undecided, not a violation,
   // whether the reference's launch stored it or not (the launch is inconclusive already).
-  auto unknown_write = [&](const interp::ValueInterval&) { return stats.undecided_lanes > 0; };
+  const bool unknown_writes = stats.undecided_lanes > 0;
   std::map<const rt::HostBuffer*, bool> done;
   for (size_t p = 0; p < args.size(); ++p) {
     const ir::Param& param = k.params[p];
@@ -377,7 +377,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         if (bound.kind == Bound::Kind::BitExact && report.intervals && p < stats.intervals.size() &&
             i < stats.intervals[p].size()) {
           const interp::ValueInterval& iv = stats.intervals[p][i];
-          if (iv.undecided || unknown_write(iv)) {
+          if (iv.undecided || unknown_writes) {
             undecided = true;
           } else if (format) {
             bound.kind = Bound::Kind::DevicePrecision;
@@ -433,7 +433,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         if ((record || relaxed) && !accepted && report.intervals && format &&
             p < stats.intervals.size() && i < stats.intervals[p].size()) {
           const interp::ValueInterval& iv = stats.intervals[p][i];
-          if (iv.undecided || unknown_write(iv)) {
+          if (iv.undecided || unknown_writes) {
             undecided = true;
           } else {
             const double widen = relaxed ? 2 * bound.error : 0;

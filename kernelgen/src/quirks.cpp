@@ -592,11 +592,9 @@ bool rewrite_select_signed_zero(ir::Kernel& k) {
     if (e.op != Op::Select || !ir::is_float(e.type))
       continue;
     // A constant arm: a literal, or a literal's bits reinterpreted (bitcast<f64>(2^63:u64)).
-    auto bits = [&](ExprId arm) -> std::optional<uint64_t> {
+    auto bits = [&](ExprId arm) {
       const ir::Expr& a = k.exprs[arm];
-      if (a.op == Op::Bitcast)
-        return literal(k, a.args[0]);
-      return a.op == Op::Const ? std::optional<uint64_t>(a.imm) : std::nullopt;
+      return literal(k, a.op == Op::Bitcast ? a.args[0] : arm);
     };
     const auto a_bits = bits(e.args[1]), b_bits = bits(e.args[2]);
     if (!a_bits || !b_bits)
