@@ -218,6 +218,50 @@ TEST(Parse, StatementsAndExpressionsCarryTheirLines) {
   EXPECT_EQ(k.expr(k.body[1].body[0].b).line, 7u);
 }
 
+TEST(Parse, ReadsOfANameOnALineShareOneNode) {
+  // One line: every read of x, n and c is one node each; the same statements one per line are a
+  // node per read. Sharing changes neither the printed text nor the hash (specs/ir-text.md §1).
+  const std::string head = "kernel k workgroup(1, 1, 1) {\n"
+                           "param y: buffer<u32, write>;\n"
+                           "param n: u32;\n"
+                           "const c: u32 = 7;\n"
+                           "let x: u32 = n;\n";
+  const std::string line = "x = add(x, c); y[x] = n; y[n] = add(x, c);\n";
+  const std::string lines = "x = add(x, c);\ny[x] = n;\ny[n] = add(x, c);\n";
+  const ir::Kernel one = text::parse_kernels(head + line + "}\n", "one.hk").at(0);
+  const ir::Kernel many = text::parse_kernels(head + lines + "}\n", "many.hk").at(0);
+  EXPECT_EQ(ir::print(one), ir::print(many));
+  EXPECT_EQ(ir::structural_hash(one), ir::structural_hash(many));
+  // Head: n. Line: x, c, add, n, add = 5 nodes, against 10 when each statement has its line
+  // (x, c, add; x, n; n, x, c, add).
+  EXPECT_EQ(one.exprs.size(), 1u + 5u);
+  EXPECT_EQ(many.exprs.size(), 1u + 9u);
+  // The line's node of n is not the head's: a node keeps its own line.
+  EXPECT_EQ(one.expr(one.body[2].b).line, 6u);
+  EXPECT_EQ(one.expr(one.body[0].a).line, 5u);
+}
+
+TEST(Parse, ANameThatMeansTwoLocalsOnOneLineReadsEach) {
+  // The inner x shadows the outer one inside the braces only; the estimate of the body's nodes
+  // ends its stretch there too, so that it stays an upper bound (source.hpp, estimate_body).
+  const std::string text = "kernel k workgroup(1, 1, 1) {\n"
+                           "param y: buffer<u32, write>;\n"
+                           "let x: u32 = 1:u32;\n"
+                           "y[x] = x; if true { let x: u32 = add(x, x); y[x] = x; } y[x] = x;\n"
+                           "}\n";
+  ir::Kernel k = text::parse_kernels(text, "shadow.hk").at(0);
+  ASSERT_EQ(k.locals.size(), 2u);
+  const ir::Stmt& inner = k.body[2].body[1];
+  EXPECT_EQ(k.expr(k.body[1].b).ref, 0u);
+  EXPECT_EQ(k.expr(k.body[2].body[0].a).op, ir::Op::Add);
+  EXPECT_EQ(k.expr(k.expr(k.body[2].body[0].a).args[0]).ref, 0u); // the let reads the outer x
+  EXPECT_EQ(k.expr(inner.a).ref, 1u);
+  EXPECT_EQ(k.expr(inner.b).ref, 1u);
+  EXPECT_EQ(k.expr(k.body[3].b).ref, 0u);
+  EXPECT_EQ(k.body[1].b, k.body[3].b); // the outer x's one node on the line
+  EXPECT_EQ(inner.a, inner.b);
+}
+
 TEST(Parse, NamesResolveToTheInnermostLocalElseAParameter) {
   const std::string text = R"(kernel k workgroup(1, 1, 1) {
   param y: buffer<u32, write>;

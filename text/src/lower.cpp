@@ -222,23 +222,25 @@ std::string tname(ScalarType t) {
   return std::string(ir::name(t));
 }
 
-// Names the text cannot use for a parameter, shared array or local: in an expression they read as
-// constants.
-bool reserved(const std::string& n) {
-  return n == "true" || n == "false" || n == "inf";
-}
+// The node that reads a name on one line, once the line has read it: every read of the name on
+// that line shares it (see Lowerer::name_node).
+struct LineNode {
+  uint32_t line = kNone;
+  ExprId node = kNone;
+};
 
 // A named constant (`const NAME: TYPE = LITERAL;`): its uses become constant nodes of its value.
 struct NamedConst {
   ScalarType type;
   uint64_t bits;
   uint32_t offset; // of its name in the text
+  LineNode read;   // in the kernel being lowered
 };
 using Constants = std::unordered_map<std::string, NamedConst>;
 
 // Checks a constant's declaration and returns its value; `visible` are the constants in scope.
 NamedConst constant_value(const Source& src, const ast::Const& c, const Constants& visible) {
-  if (reserved(c.name.text))
+  if (is_literal_word(c.name.text))
     src.fail(c.name.offset, "'" + c.name.text + "' is a constant and cannot name a constant");
   if (auto it = visible.find(c.name.text); it != visible.end())
     src.fail(c.name.offset, "constant '" + c.name.text + "' is already defined at line " +
@@ -289,7 +291,7 @@ private:
 
   // ---- declarations -------------------------------------------------------------------------
   void check_new_name(const ast::Word& n, const char* what) {
-    if (reserved(n.text))
+    if (is_literal_word(n.text))
       fail(n.offset, "'" + n.text + "' is a constant and cannot name a " + what);
     if (auto it = consts_.find(n.text); it != consts_.end())
       fail(n.offset, "duplicate name '" + n.text + "': the constant at line " +
@@ -397,7 +399,7 @@ private:
 
   // ---- names --------------------------------------------------------------------------------
   uint32_t declare_local(const ast::Word& n, ScalarType type) {
-    if (reserved(n.text))
+    if (is_literal_word(n.text))
       fail(n.offset, "'" + n.text + "' is a constant and cannot name a local");
     if (auto it = consts_.find(n.text); it != consts_.end())
       fail(n.offset, "local '" + n.text + "' would shadow the constant declared at line " +
@@ -477,9 +479,23 @@ private:
   // ---- expressions --------------------------------------------------------------------------
   ExprId add(ir::Expr e, uint32_t offset) {
     e.line = src_.line_of(offset);
+    // The reservation (begin) is an upper bound but for text that reads one name with two meanings
+    // on a line in ways estimate_body cannot see; then grow by an eighth, not by doubling.
+    if (k_.exprs.size() == k_.exprs.capacity())
+      k_.exprs.reserve(k_.exprs.size() + k_.exprs.size() / 8 + 16);
     if (with_map_)
       map_.exprs.push_back(offset);
     return k_.add(e);
+  }
+  // A read of a name (a local, a scalar parameter or a named constant). The reads of one name on
+  // one line share a node: a node has no place of its own but its line (kernel.hpp: sharing never
+  // changes meaning), and text such as `x=x;` repeated on a line would otherwise hold a node
+  // besides each statement, more than 20 times the text (specs/ir-text.md §1).
+  ExprId name_node(LineNode& read, const ir::Expr& e, uint32_t offset) {
+    const uint32_t line = src_.line_of(offset);
+    if (read.line != line)
+      read = {line, add(e, offset)};
+    return read.node;
   }
   ScalarType type_of(ExprId id) const { return k_.expr(id).type; }
 
@@ -526,14 +542,16 @@ private:
       e.op = ir::Op::LocalGet;
       e.ref = local;
       e.type = k_.locals[local].type;
-      return add(e, w.offset);
+      local_reads_.resize(k_.locals.size());
+      return name_node(local_reads_[local], e, w.offset);
     }
     uint32_t p = k_.find_param(w.text);
     if (p != kNone && !k_.params[p].is_buffer()) {
       e.op = ir::Op::ParamGet;
       e.ref = p;
       e.type = k_.params[p].type;
-      return add(e, w.offset);
+      param_reads_.resize(k_.params.size());
+      return name_node(param_reads_[p], e, w.offset);
     }
     if (p != kNone)
       fail(w.offset, "'" + w.text + "' is a buffer: read an element with " + w.text +
@@ -542,7 +560,7 @@ private:
       e.op = ir::Op::Const;
       e.type = it->second.type;
       e.imm = it->second.bits;
-      return add(e, w.offset);
+      return name_node(it->second.read, e, w.offset);
     }
     if (find_shared(w.text) != kNone)
       fail(w.offset, "'" + w.text + "' is a shared array: read an element with " + w.text + "[i]");
@@ -893,6 +911,7 @@ private:
   ir::Kernel k_;
   SourceMap map_;
   bool with_map_; // map_ records the nodes and statements, not only the header
+  std::vector<LineNode> local_reads_, param_reads_; // by local and parameter id
   std::vector<std::vector<uint32_t>> scopes_;
   // Each visible name's innermost local (name lookup is a hash lookup, however many locals a
   // kernel declares); shadowed_[id] is the local that id hides, or kNone. A node per name, not a

@@ -141,6 +141,20 @@ std::string Source::token_at(uint32_t offset) const {
   return "'" + token + "'";
 }
 
+namespace {
+// A word that can only be a name read in an expression (a local, a scalar parameter or a named
+// constant) when nothing but blanks separates it from a '(', '[' or '<' it is not followed by: an
+// identifier that is not a literal.
+bool name_word(std::string_view w) {
+  if (w.empty() || !(std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_'))
+    return false;
+  for (char c : w)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
+  return !is_literal_word(w);
+}
+} // namespace
+
 BodySize estimate_body(const Source& source, uint32_t offset) {
   std::string_view t = source.text();
   BodySize out;
@@ -149,10 +163,36 @@ BodySize estimate_body(const Source& source, uint32_t offset) {
   // starts after a '{'.
   char last = '{';
   auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  // The names read in the current stretch: a part of a line in which no local comes into or goes
+  // out of scope, so that a name means one local, parameter or constant throughout, and the
+  // lowering gives all its reads one node (lower.cpp). A stretch ends at a line end, where a
+  // let's or for's new local comes into scope (the ';' of the let, the '{' of the loop's body),
+  // and at the '}' of a block that declared a local. Each name counts once per stretch: at least
+  // once per line and meaning, as the lowering needs.
+  std::vector<std::string_view> names;
+  size_t distinct = 0; // names[0, distinct) are sorted and distinct
+  auto compact = [&] {
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    distinct = names.size();
+  };
+  auto end_stretch = [&] {
+    compact();
+    out.tokens += names.size();
+    names.clear();
+    distinct = 0;
+  };
+  bool declared = false; // a let or for named a local that comes into scope at the next ';' or '{'
+  // Per open block (depth - 1; check_nesting bounds the depth), whether it declared a local.
+  std::vector<bool> declares(1, false);
+  std::string_view previous; // the word before
   for (size_t i = offset; i < t.size(); ++i) {
     const char c = t[i];
-    if (blank(c))
+    if (blank(c)) {
+      if (c == '\n' || c == '\r')
+        end_stretch();
       continue;
+    }
     if (is_word_char(c)) {
       size_t end = i;
       while (end < t.size() && is_word_char(t[end]))
@@ -169,7 +209,16 @@ BodySize estimate_body(const Source& source, uint32_t offset) {
       // constant, and `inf` cannot name anything).
       const bool never = last == ';' || last == '{' || last == '}' || last == ':' || last == '<' ||
                          after == '=' || (after == ':' && named && word != "inf");
-      out.tokens += !never;
+      declared = declared || previous == "let" || previous == "for";
+      if (never) {
+      } else if (name_word(word) && after != '(' && after != '[' && after != '<') {
+        names.push_back(word);
+        if (names.size() >= 2 * distinct + 4096) // bounded by the distinct names, not the reads
+          compact();
+      } else {
+        ++out.tokens;
+      }
+      previous = word;
       last = t[end - 1];
       i = end - 1;
       continue;
@@ -177,6 +226,7 @@ BodySize estimate_body(const Source& source, uint32_t offset) {
     if (c == '/' && i + 1 < t.size() && t[i + 1] == '/') {
       while (i < t.size() && t[i] != '\n')
         ++i;
+      end_stretch();
       continue;
     }
     last = c;
@@ -184,18 +234,32 @@ BodySize estimate_body(const Source& source, uint32_t offset) {
       for (++i; i < t.size() && t[i] != '"' && t[i] != '\n'; ++i)
         if (t[i] == '\\')
           ++i;
-    } else if (c == ';') {
+      continue;
+    }
+    if (c == ';') {
       ++out.statements;
       out.top_level += depth == 1;
+      if (declared)
+        end_stretch(); // the let's local comes into scope
+      declares.back() = declares.back() || declared;
+      declared = false;
     } else if (c == '{') {
       ++depth;
+      if (declared)
+        end_stretch(); // the loop variable comes into scope in the body
+      declares.push_back(declared);
+      declared = false;
     } else if (c == '}') {
       ++out.statements;
+      if (declares.back())
+        end_stretch(); // the block's locals go out of scope
+      declares.pop_back();
       if (--depth == 0)
         break;
       out.top_level += depth == 1;
     }
   }
+  end_stretch();
   return out;
 }
 

@@ -46,13 +46,19 @@ private:
   std::vector<uint32_t> line_starts_;
 };
 
+// Words that read as constants in an expression, so that nothing can be named by them.
+inline bool is_literal_word(std::string_view w) {
+  return w == "true" || w == "false" || w == "inf";
+}
+
 // Upper bounds on what a kernel body holds, from a scan of its text (starting inside the body's
 // '{', ending at the matching '}'): every expression node starts a word or number token that is
 // not a statement's first word, a type, a template argument or a declared or assigned name, and
-// every statement ends in ';' or '}' (a top-level one at depth 1). The lowering reserves its
-// vectors from them once instead of growing them by doubling, which would briefly hold three times
-// the final size; counting only the words that can be nodes keeps the reservation close to the need
-// (`x=x;` is one node).
+// every statement ends in ';' or '}' (a top-level one at depth 1). The reads of a name on one line
+// share a node (lower.cpp), so a name counts once per stretch of a line in which it means one
+// thing. The lowering reserves its vectors from them once instead of growing them by doubling,
+// which would briefly hold three times the final size; counting only the words that can be new
+// nodes keeps the reservation close to the need (`x=x;x=x;` on one line is one node).
 struct BodySize {
   uint64_t tokens = 0;
   uint64_t statements = 0; // at any depth
