@@ -29,6 +29,7 @@ UniformityAnalysis::UniformityAnalysis(const Kernel& k, LoadLevel loads)
   do {
     changed_ = false;
     returned_ = kGrid;
+    divergent_barrier_ = nullptr;
     flow(k_.body, kGrid);
   } while (changed_);
 }
@@ -72,20 +73,6 @@ UniformValue UniformityAnalysis::expr(ExprId id) const {
   return v;
 }
 
-UniformValue UniformityAnalysis::control(const Stmt& s) const {
-  auto it = control_.find(&s);
-  return it == control_.end() ? kGrid : it->second;
-}
-
-const Stmt* UniformityAnalysis::divergent_barrier() const {
-  const Stmt* found = nullptr;
-  for_each_stmt(k_.body, [&](const Stmt& s) {
-    if (!found && s.kind == StmtKind::Barrier && control(s).level == Uniformity::Lane)
-      found = &s;
-  });
-  return found;
-}
-
 void UniformityAnalysis::assign(uint32_t local, UniformValue v) {
   if (local == kNone)
     return;
@@ -108,7 +95,8 @@ void UniformityAnalysis::leave(const Stmt* loop, UniformValue v) {
 void UniformityAnalysis::flow(const Body& block, UniformValue control) {
   for (const Stmt& s : block) {
     const UniformValue d = control.join(returned_);
-    control_[&s] = d;
+    if (s.kind == StmtKind::Barrier && d.level == Uniformity::Lane && !divergent_barrier_)
+      divergent_barrier_ = &s; // flow visits statements in program order
     switch (s.kind) {
     case StmtKind::Let:
     case StmtKind::Assign:

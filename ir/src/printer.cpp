@@ -1,6 +1,7 @@
 #include "halfway/ir/printer.hpp"
 
 #include "halfway/ir/bits.hpp"
+#include "print_to.hpp"
 
 #include <cctype>
 #include <charconv>
@@ -42,7 +43,7 @@ std::string float_text(ScalarType type, uint64_t bits) {
 
 class Printer {
 public:
-  explicit Printer(const Kernel& k) : k_(k) {}
+  Printer(const Kernel& k, std::ostream& out) : out(out), k_(k) {}
 
   std::string expr(ExprId id) {
     const Expr& e = k_.expr(id);
@@ -140,7 +141,7 @@ public:
       stmt(s, depth);
   }
 
-  std::ostringstream out;
+  std::ostream& out;
 
 private:
   std::string call(const std::string& head, const Expr& e) {
@@ -266,12 +267,18 @@ std::string print_constant(ScalarType type, uint64_t bits) {
 }
 
 std::string print_expr(const Kernel& k, ExprId e) {
-  return Printer(k).expr(e);
+  std::ostringstream unused;
+  return Printer(k, unused).expr(e);
 }
 
 std::string print(const Kernel& k) {
-  Printer p(k);
-  auto& out = p.out;
+  std::ostringstream out;
+  print_to(k, out);
+  return std::move(out).str(); // the stream's buffer itself, not a copy: it can be megabytes
+}
+
+void print_to(const Kernel& k, std::ostream& out) {
+  Printer p(k, out);
   out << "kernel " << quoted_name(k.name) << " workgroup(" << k.workgroup[0] << ", "
       << k.workgroup[1] << ", " << k.workgroup[2] << ") {\n";
   for (const Param& prm : k.params) {
@@ -296,7 +303,6 @@ std::string print(const Kernel& k) {
   }
   p.block(k.body, 1);
   out << "}\n";
-  return out.str();
 }
 
 } // namespace halfway::ir

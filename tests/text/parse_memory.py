@@ -38,6 +38,7 @@ def one_tree(size):
 SHAPES = {
     "store y[x]=x;": repeated("y[x]=x;"),
     "assign x=x;": repeated("x=x;"),
+    "lines x=x;\\n": repeated("x=x;\n"),
     "if b{}": repeated("if b{}"),
     "or trees": repeated("x=" + or_tree(8) + ";"),
     "one expression": one_tree,

@@ -69,11 +69,9 @@ public:
 
   UniformValue expr(ExprId id) const;
   UniformValue local(uint32_t local) const { return locals_[local]; }
-  // How uniformly lanes reach `s` (a statement of the analysed kernel).
-  UniformValue control(const Stmt& s) const;
   // The first barrier, in program order, that only part of a workgroup may reach (control
   // Lane), or null.
-  const Stmt* divergent_barrier() const;
+  const Stmt* divergent_barrier() const { return divergent_barrier_; }
 
 private:
   void flow(const Body& block, UniformValue control);
@@ -83,7 +81,9 @@ private:
   const Kernel& k_;
   LoadLevel loads_;
   std::vector<UniformValue> locals_;
-  std::unordered_map<const Stmt*, UniformValue> control_;
+  // Found by the last pass, whose control of every statement is the fixpoint's. (Nothing keeps
+  // the control of each statement: a map of them was 12 times the text of a dense kernel.)
+  const Stmt* divergent_barrier_ = nullptr;
   std::unordered_map<const Stmt*, UniformValue> left_early_; // loops some lanes leave early
   std::vector<const Stmt*> loops_;
   UniformValue returned_; // the control of the returns taken so far in this pass
