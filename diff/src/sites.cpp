@@ -61,7 +61,7 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
       out->type = param.type;
       out->format = *float_format(param.type);
       out->size = args[p].buffer->size();
-      out->device = device[p].buffer;
+      out->device.emplace(*device[p].buffer);
       out->flags.assign(out->size, 0);
       out->ratio.assign(out->size, std::numeric_limits<float>::quiet_NaN());
       out->stored.assign(out->size, 0);
@@ -78,7 +78,7 @@ void SiteJudge::judge(const interp::ShadowRecord& r, const ir::NarrowingSite& si
   // A site of another type (stored through a reinterpretation) bounds nothing: bit for bit.
   if (site.to == out.type) {
     flags |= kSiteRecord;
-    const uint64_t d = out.device->get_bits(i), ref = r.result_bits;
+    const uint64_t d = (*out.device)[i], ref = r.result_bits;
     // Equal patterns are the same result under every rule of compare.hpp: the cheap test first.
     auto equals_device = [&](uint64_t v) {
       return v == d || num::same_result(out.format, v, d, controls_);
@@ -138,12 +138,14 @@ const uint8_t* SiteJudge::flags(const rt::HostBuffer* b) const {
   return out ? out->flags.data() : nullptr;
 }
 
-float SiteJudge::ratio(const rt::HostBuffer* b, uint64_t index) const {
-  return output(b)->ratio[index];
+const float* SiteJudge::ratios(const rt::HostBuffer* b) const {
+  const Output* out = output(b);
+  return out ? out->ratio.data() : nullptr;
 }
 
-uint64_t SiteJudge::stored(const rt::HostBuffer* b, uint64_t index) const {
-  return output(b)->stored[index];
+const uint32_t* SiteJudge::stored(const rt::HostBuffer* b) const {
+  const Output* out = output(b);
+  return out ? out->stored.data() : nullptr;
 }
 
 const SiteDetail* SiteJudge::violation(const rt::HostBuffer* b, uint64_t index) const {

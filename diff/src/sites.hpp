@@ -14,6 +14,7 @@
 // model's value) is kept for the lowest indices only: at most Options::max_shown elements of each
 // kind per buffer, lowest index first.
 
+#include "elements.hpp"
 #include "halfway/diff/bound.hpp"
 #include "halfway/interp/shadow.hpp"
 #include "halfway/ir/narrowing.hpp"
@@ -26,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -62,12 +64,13 @@ public:
   // Per element of the caller's buffer `b` (an output), its verdict bits; null when no element of
   // `b` can be stored by an unbarriered site of a float type.
   const uint8_t* flags(const rt::HostBuffer* b) const;
-  // The element's |device - reference| / bound (see ModelCounts::max_bound_ratio), rounded up to
-  // a float; NaN when there is none.
-  float ratio(const rt::HostBuffer* b, uint64_t index) const;
-  // The bits the last site record of element `index` stored. A later store that is no site's may
-  // have replaced them; a record whose value is not the element's final value bounds nothing.
-  uint64_t stored(const rt::HostBuffer* b, uint64_t index) const;
+  // Per element of `b` (when flags(b) is not null): |device - reference| / bound (see
+  // ModelCounts::max_bound_ratio), rounded up to a float, NaN when there is none.
+  const float* ratios(const rt::HostBuffer* b) const;
+  // Per element of `b` (when flags(b) is not null): the bits the last site record stored there. A
+  // later store that is no site's may have replaced them; a record whose value is not the
+  // element's final value bounds nothing.
+  const uint32_t* stored(const rt::HostBuffer* b) const;
   // What to show for element `index` when it is among the first violations or unexplained
   // elements; null when it is not kept.
   const SiteDetail* violation(const rt::HostBuffer* b, uint64_t index) const;
@@ -94,7 +97,7 @@ private:
     ir::ScalarType type = ir::ScalarType::F32;
     num::Format format = num::Format::F32;
     uint64_t size = 0;
-    const rt::HostBuffer* device = nullptr;
+    std::optional<ElementBits> device; // the device's result
     std::vector<uint8_t> flags;
     std::vector<float> ratio;
     // The value the element's last site record stored (a float type of at most 32 bits).
