@@ -158,6 +158,36 @@ TEST(DevicePrecision, ABranchOnAnUndecidedComparisonIsInconclusive) {
   EXPECT_TRUE(run(k, device, rt::Grid::for_lanes(k.kernel(), 128), args, o).ok());
 }
 
+TEST(DevicePrecision, ANaNComparedWithAnIntervalIsDecided) {
+  // A NaN is unordered with every number: exp(z) > NaN is false wherever in its interval a
+  // conforming device's exp(z) lies, so the branch is decided (campaign 20261205, kernel 28365,
+  // compared lavapipe's -NaN atan2 with an exp2 interval; it was undecided, so never explained).
+  const ir::VerifiedKernel k =
+      kernel("nan_branch", {64}, {"x", "z", "y"}, [](In<float> x, In<float> z, Out<float> y) {
+        Var i(global_id(0), "i");
+        If(i < y.size(), [&] {
+          y[i] = 1.0f;
+          If(exp(z[i]) > x[i], [&] { y[i] = 2.0f; });
+        });
+      });
+  policy::Registry registry;
+  test::InterpDevice device = test::strict_device(registry);
+  device.set_math(ir::MathProfile::Vulkan);
+  rt::HostBuffer x(ScalarType::F32, 64), z(ScalarType::F32, 64), y(ScalarType::F32, 64);
+  for (size_t i = 0; i < x.size(); ++i) { // a NaN on even lanes, 0.5 (exp(1.25) > 0.5) on odd
+    x.set_bits(i, i % 2 ? num::f32_bits(0.5f) : 0xffc00000u);
+    z.set_bits(i, num::f32_bits(1.25f));
+  }
+  std::vector<rt::Arg> args{rt::Arg::of(x), rt::Arg::of(z), rt::Arg::of(y)};
+  Options o;
+  o.registry = &registry;
+  Report r = run(k, device, rt::Grid::for_lanes(k.kernel(), 64), args, o);
+  EXPECT_TRUE(r.intervals);
+  EXPECT_EQ(r.undecided_lanes, 0u) << to_text(r);
+  EXPECT_TRUE(r.ok()) << to_text(r);
+  EXPECT_EQ(r.buffers.at(0).exact, 64u);
+}
+
 TEST(DevicePrecision, SinOutsideMinusPiPiIsUndecided) {
   // The table gives sin a precision only inside [-pi, pi]: a device result outside the reference
   // there is undecided, never within an interval.
