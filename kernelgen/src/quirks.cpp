@@ -28,7 +28,27 @@ ExprId add_node(ir::Kernel& k, Op op, ScalarType t, std::initializer_list<ExprId
 
 namespace {
 
-bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads = true);
+// `assumed`: a local counted as a constant (its own assignments are being checked); `depth`: the
+// locals followed so far, bounded so that locals assigned from each other end the recursion.
+bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads = true,
+                   uint32_t assumed = ir::kNone, int depth = 0);
+
+// The value of a local that only its let assigns, which the driver propagates into every read
+// (the module's function variable becomes one SSA value): campaign 20261205, kernel 44542,
+// `let v2: bf16 = 0.0; ... mul(v2, x)` was folded as a product by the constant +0.0. kNone for a
+// local that an assignment, a loop or an atomic also sets.
+ExprId let_value(const ir::Kernel& k, uint32_t local) {
+  ExprId value = ir::kNone;
+  int sets = 0;
+  ir::for_each_stmt(k.body, [&](const ir::Stmt& s) {
+    if (s.local != local)
+      return;
+    sets += s.kind == ir::StmtKind::Let ? 1 : 2;
+    if (s.kind == ir::StmtKind::Let)
+      value = s.a;
+  });
+  return sets == 1 ? value : ir::kNone;
+}
 
 // The value of a literal index (an integer constant), or nothing. A remainder by the constant 1
 // is the literal 0 to the driver, which folds it (campaign 20261205, kernel 7893: the generator
@@ -40,6 +60,8 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
   const ir::Expr& e = k.exprs[id];
   if (e.op == Op::Const)
     return e.imm;
+  if (e.op == Op::LocalGet)
+    return literal(k, let_value(k, e.ref));
   if (ir::is_float(e.type) || e.nargs != 2)
     return std::nullopt;
   if (e.op == Op::Rem && literal(k, e.args[1]) == uint64_t{1})
@@ -153,25 +175,55 @@ bool private_load_folded(const ir::Kernel& k, ExprId load_id) {
   return true;
 }
 
+// Whether the driver sees the local as a constant at every read: each assignment of it is a let
+// or an assignment at the top of the kernel's body (no branch or loop around it, so that a read
+// sees one of them, not a merge of several) of a constant tree, which may read the local itself
+// (campaign 20261205, kernel 44542: `let v2: bf16 = neg(ceil(-0.0347)); ... v2 = max(v2, v2);`,
+// then mul(v2, x) folded as a product by +0.0).
+bool constant_local(const ir::Kernel& k, uint32_t local, bool private_loads, int depth) {
+  if (depth > 8)
+    return false;
+  bool any = false;
+  for (const ir::Stmt& s : k.body) {
+    bool nested = false;
+    auto sets = [&](const ir::Stmt& t) { nested = nested || t.local == local; };
+    ir::for_each_stmt(s.body, sets);
+    ir::for_each_stmt(s.else_body, sets);
+    if (nested)
+      return false;
+    if (s.local != local)
+      continue;
+    if ((s.kind != ir::StmtKind::Let && s.kind != ir::StmtKind::Assign) ||
+        !constant_tree(k, s.a, private_loads, local, depth + 1))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 // Whether the expression is built of constants alone (so that the driver folds it). The
 // workgroup size is one: the module declares it (LocalSize). So is a load from a private array
 // that no store can have changed (private_load_folded): it holds the zero the array starts with,
 // and lavapipe folds it as the constant it is.
-bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads) {
+bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads, uint32_t assumed,
+                   int depth) {
   const ir::Expr& e = k.exprs[id];
   if (e.op == Op::Const || e.op == Op::GroupSize)
     return true;
   if (e.op == Op::Load && e.space == ir::Space::Private)
     return private_loads && private_load_folded(k, id);
+  // (A local read while its own assignments are checked counts as the constant it holds.)
+  if (e.op == Op::LocalGet)
+    return e.ref == assumed || constant_local(k, e.ref, private_loads, depth);
   // A select of a literal condition is the arm it picks (campaign 20261205, kernel 1544:
   // sub(select(false, x, 0.0), y) is 0.0 - y to the driver).
   if (e.op == Op::Select)
     if (const auto c = literal(k, e.args[0]))
-      return constant_tree(k, e.args[*c != 0 ? 1 : 2], private_loads);
+      return constant_tree(k, e.args[*c != 0 ? 1 : 2], private_loads, assumed, depth);
   if (ir::info(e.op).rule == ir::TypeRule::Leaf)
     return false;
   for (int i = 0; i < e.nargs; ++i)
-    if (!constant_tree(k, e.args[i], private_loads))
+    if (!constant_tree(k, e.args[i], private_loads, assumed, depth))
       return false;
   return true;
 }
@@ -576,6 +628,44 @@ bool rewrite_atan2_minus_zero(ir::Kernel& k) {
   return changed;
 }
 
+// lavapipe returns +pi/2 for atan2(v, +0.0) and +0 for atan2(v, +inf) with v a NaN of either
+// sign when x is a constant (NaN expected; an x read from a buffer gives NaN; -0.0, -inf and
+// other constants give NaN), in f32, f16 and bf16, presumably from folding v / x as an infinity
+// or a zero of v's sign: known-device-issues/atan2-nan-constant.hk, campaign 20261205, kernel
+// 50775 (atan2(io[i], ceil(mul(floor(-3.39e38:bf16), -5.0))), that x +inf, with io NaN; reduced,
+// atan2(io[i], 0.0:bf16)). Rewritten here, each atan2 of a constant x becomes select(v is NaN and
+// x is +0.0, pi/2 in the type, select(v is NaN and x is +inf, +0, the node)), the reference
+// deciding x's value.
+bool rewrite_atan2_nan_constant(ir::Kernel& k) {
+  bool changed = false;
+  const size_t n = k.exprs.size();
+  for (ExprId id = 0; id < n; ++id) {
+    const ir::Expr e = k.exprs[id];
+    if (e.op != Op::Atan2 || !constant_tree(k, e.args[1]))
+      continue;
+    const uint64_t half_pi = e.type == ScalarType::F32    ? 0x3fc90fdb
+                             : e.type == ScalarType::F16  ? 0x3e48
+                             : e.type == ScalarType::BF16 ? 0x3fc9
+                                                          : 0;
+    if (!half_pi)
+      continue;
+    const ScalarType u = bits_type(e.type);
+    const ExprId v = e.args[0];
+    const ExprId x_bits = add_node(k, Op::Bitcast, u, {e.args[1]});
+    const ExprId nan = add_node(k, Op::Ne, ScalarType::Bool, {v, v});
+    auto x_is = [&](uint64_t bits) {
+      return add_node(k, Op::And, ScalarType::Bool,
+                      {nan, add_node(k, Op::Eq, ScalarType::Bool,
+                                     {x_bits, add_node(k, Op::Const, u, {}, bits)})});
+    };
+    select_instead(k, id, x_is(num::info(ir::format_of(e.type)).exp_mask),
+                   add_node(k, Op::Const, e.type, {}, 0));
+    select_instead(k, id, x_is(0), add_node(k, Op::Const, e.type, {}, half_pi));
+    changed = true;
+  }
+  return changed;
+}
+
 // lavapipe (Mesa's NIR) rewrites a select between the constants 1.0 and 0.0 (either way round,
 // either sign) into a conversion of the condition, matching the constants by value: -0.0 is
 // taken for +0.0, and the zero it returns has the sign of the 1.0 (select(c, -0.0, 1.0) is +0
@@ -637,6 +727,11 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   QuirkModel atan2{"known device issue: atan2 of a constant -0.0 and a negative x is -NaN", kernel};
   if (rewrite_atan2_minus_zero(atan2.kernel))
     out.push_back(std::move(atan2));
+  QuirkModel atan2_nan{"known device issue: atan2 of a NaN and a constant +0.0 or +inf is pi/2 "
+                       "or +0",
+                       kernel};
+  if (rewrite_atan2_nan_constant(atan2_nan.kernel))
+    out.push_back(std::move(atan2_nan));
   QuirkModel sext{"known device issue: a sign-extended i32 compared as zero-extended", kernel};
   if (rewrite_sext_compare(sext.kernel))
     out.push_back(std::move(sext));
@@ -664,7 +759,7 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   if (out.size() > 1)
     for (bool reversed : {false, true}) {
       QuirkModel all{"known device issue: several at once (constant +0.0 folded, abs dropped, "
-                     "sign extension compared, atan2 of -0.0, NaN "
+                     "sign extension compared, atan2 of -0.0 or of a NaN and +0.0 or +inf, NaN "
                      "propagated, NaN payload converted, f16 NaN payload lost, select of 1.0 "
                      "and 0.0)",
                      kernel};
@@ -673,6 +768,7 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
       rewrite_zero_folds(all.kernel);
       rewrite_sext_compare(all.kernel);
       rewrite_atan2_minus_zero(all.kernel);
+      rewrite_atan2_nan_constant(all.kernel);
       rewrite_nan_conversion(all.kernel);
       rewrite_nan_propagation(all.kernel, reversed);
       rewrite_f16_nan_payload(all.kernel);
