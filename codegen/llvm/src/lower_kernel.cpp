@@ -70,6 +70,7 @@ Lowering::Lowering(const ir::Kernel& k, const policy::Budget& budget, const Llvm
   flat_ = parts_.size() == 1 && parts_[0].kind == Part::Kind::Lanes && k.shared.empty() &&
           k.privates.empty() && k.workgroup[1] == 1 && k.workgroup[2] == 1;
   local_nan_ = local_nan_states(k);
+  observable_ = observable_locals(k);
   node_nan_.assign(k.exprs.size(), NanState::NoNan);
   node_known_.assign(k.exprs.size(), false);
   for (ir::ExprId id = 0; id < k.exprs.size(); ++id)

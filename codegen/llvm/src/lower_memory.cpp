@@ -229,12 +229,14 @@ Val Lowering::load(const ir::Expr& e, ir::ExprId id) {
       sign[i] = signed_index(k_, e.args[i]);
     }
     llvm::Value* ptr = array_element_ptr(e.space, e.ref, idx, sign, id, 0, "load from");
-    return {b_.CreateLoad(value_type(e.type), ptr)};
+    return {b_.CreateLoad(value_type(e.type), ptr, probe_loads_)};
   }
   llvm::Value* idx = access_index(e.args[0], e.space == ir::Space::Buffer);
   llvm::Value* ptr = element_ptr(e.space, e.ref, idx, signed_index(k_, e.args[0]),
                                  wide_index(k_, e.args[0]), id, 0, "load from");
-  return {b_.CreateLoad(value_type(e.type), ptr)};
+  // A load whose value nobody sees is volatile, so that LLVM keeps it: past the end, the guard
+  // turns it into the out-of-bounds error the interpreter reports (observable.hpp).
+  return {b_.CreateLoad(value_type(e.type), ptr, probe_loads_)};
 }
 
 // The index is evaluated before the value and checked after it, as the interpreter does.

@@ -48,7 +48,10 @@ bool Lowering::lane_stmt(const ir::Stmt& s) {
       flag_scopes_.pop_back();
       store_local(s.local, v);
     } else {
-      store_local(s.local, expr(s.a));
+      probe_loads_ = !observable_[s.local];
+      const Val v = expr(s.a);
+      probe_loads_ = false;
+      store_local(s.local, v);
     }
     return true;
   }

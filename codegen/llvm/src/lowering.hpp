@@ -7,6 +7,7 @@
 #include "halfway/numerics/math.hpp"
 #include "lane_guard.hpp"
 #include "nan_state.hpp"
+#include "observable.hpp"
 #include "partition.hpp"
 #include "precision.hpp"
 #include "storage.hpp"
@@ -271,6 +272,9 @@ private:
   };
   std::vector<FlagScope> flag_scopes_;
   std::unordered_map<ir::ExprId, Val> cache_; // per statement, only without flag scopes
+  // observable_locals(): a let or assignment of another local loads volatile (probe_loads_).
+  std::vector<bool> observable_;
+  bool probe_loads_ = false;
 };
 
 // Escape codes in escape_slot_.
