@@ -316,24 +316,28 @@ Val Lowering::float_op(ir::ExprId id, const ir::Expr& e) {
     return binary(llvm::Instruction::FMul);
   case ir::Op::Div:
     return binary(llvm::Instruction::FDiv);
+  // The sign ops are bit ops (specs/ir.md): bf16 is its bits already, and f16 is done on its bits
+  // too, because x86 without AVX512-FP16 computes a half op in float, whose conversions quiet a
+  // signalling NaN (campaign 20261206, kernel 14752: copysign(0x7c01, 0.0) gave 0x7e01).
   case ir::Op::Neg: {
     llvm::Value* a = canonical(expr(e.args[0]), t);
-    if (t == ir::ScalarType::BF16)
-      return {b_.CreateXor(a, b_.getInt16(0x8000))};
+    if (t == ir::ScalarType::BF16 || t == ir::ScalarType::F16)
+      return {from_bits16(b_.CreateXor(bits16(a), b_.getInt16(0x8000)), t)};
     return {with_flags(b_.CreateFNeg(a), id)};
   }
   case ir::Op::Abs: {
     llvm::Value* a = canonical(expr(e.args[0]), t);
-    if (t == ir::ScalarType::BF16)
-      return {b_.CreateAnd(a, b_.getInt16(0x7fff))};
+    if (t == ir::ScalarType::BF16 || t == ir::ScalarType::F16)
+      return {from_bits16(b_.CreateAnd(bits16(a), b_.getInt16(0x7fff)), t)};
     return {b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a)};
   }
   case ir::Op::Copysign: {
     llvm::Value* a = canonical(expr(e.args[0]), t);
     llvm::Value* b = canonical(expr(e.args[1]), t);
-    if (t == ir::ScalarType::BF16)
-      return {
-          b_.CreateOr(b_.CreateAnd(a, b_.getInt16(0x7fff)), b_.CreateAnd(b, b_.getInt16(0x8000)))};
+    if (t == ir::ScalarType::BF16 || t == ir::ScalarType::F16)
+      return {from_bits16(b_.CreateOr(b_.CreateAnd(bits16(a), b_.getInt16(0x7fff)),
+                                      b_.CreateAnd(bits16(b), b_.getInt16(0x8000))),
+                          t)};
     return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a, b)};
   }
   case ir::Op::Min:

@@ -270,6 +270,11 @@ private:
     const std::vector<ir::ExprId>* ops;
     llvm::FastMathFlags flags;
   };
+  // A 16-bit float value as its bits (i16), and back to the type's value (bf16 is i16 already).
+  llvm::Value* bits16(llvm::Value* v) { return b_.CreateBitCast(v, b_.getInt16Ty()); }
+  llvm::Value* from_bits16(llvm::Value* v, ir::ScalarType t) {
+    return b_.CreateBitCast(v, value_type(t));
+  }
   std::vector<FlagScope> flag_scopes_;
   std::unordered_map<ir::ExprId, Val> cache_; // per statement, only without flag scopes
   // observable_locals(): a let or assignment of another local loads volatile (probe_loads_).
