@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <optional>
 
 namespace halfway::kernelgen::detail {
@@ -62,7 +63,7 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
     return e.imm;
   if (e.op == Op::LocalGet)
     return literal(k, let_value(k, e.ref));
-  if (ir::is_float(e.type) || e.nargs != 2)
+  if ((ir::is_float(e.type) && e.op != Op::Min && e.op != Op::Max) || e.nargs != 2)
     return std::nullopt;
   if (e.op == Op::Rem && literal(k, e.args[1]) == uint64_t{1})
     return 0;
@@ -71,9 +72,43 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
   const auto a = literal(k, e.args[0]), b = literal(k, e.args[1]);
   if (!a || !b)
     return std::nullopt;
+  // A float comparison of literals, which the driver folds (campaign 20261206, kernel 27641:
+  // select(le(48.6:f64, 80.0:f64), 0.0, x) - pa[...] was 0.0 - pa[...] to it).
+  const ScalarType operands = k.exprs[e.args[0]].type;
+  if (ir::info(e.op).family == ir::OpFamily::Compare && ir::is_float(operands) &&
+      !ir::is_fp8(operands)) {
+    const num::Format f = ir::format_of(operands);
+    const double x = num::to_double(f, *a), y = num::to_double(f, *b);
+    switch (e.op) {
+    case Op::Lt:
+      return x < y;
+    case Op::Le:
+      return x <= y;
+    case Op::Gt:
+      return x > y;
+    case Op::Ge:
+      return x >= y;
+    case Op::Eq:
+      return x == y;
+    case Op::Ne:
+      return x != y;
+    default:
+      return std::nullopt;
+    }
+  }
   const uint32_t width = ir::info(e.type).bits;
   const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   switch (e.op) {
+  case Op::Min:
+  case Op::Max: { // of float literals too (kernel 27641: min(48.6:f64, 1.8e308:f64)); no NaN
+    if (!ir::is_float(e.type))
+      return std::nullopt;
+    const num::Format f = ir::format_of(e.type);
+    const double x = num::to_double(f, *a), y = num::to_double(f, *b);
+    if (std::isnan(x) || std::isnan(y) || x == y)
+      return x == y && *a == *b ? a : std::nullopt;
+    return (x < y) == (e.op == Op::Min) ? *a : *b;
+  }
   case Op::Add:
     return (*a + *b) & mask;
   case Op::Sub:

@@ -174,6 +174,9 @@ INSTANTIATE_TEST_SUITE_P(
         Issue{"sub-select-zero.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000, true},
         // mul(z, inf) with `let z = 0.0`: NaN against +0.
         Issue{"mul-zero-local.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x00000000, true},
+        // sub(select(le(min(48.625, 1e300), 80), 0.0, +0), +0): +0 against -0.
+        Issue{"sub-select-compare.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000,
+              true},
         // atan2(-NaN, 0.0): NaN against +pi/2.
         Issue{"atan2-nan-constant.hk", ir::ScalarType::F32, 0xffc00000, 0x7fc00000, 0x3fc90fdb,
               true}),
