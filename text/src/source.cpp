@@ -1,5 +1,6 @@
 #include "source.hpp"
 
+#include "halfway/ir/printer.hpp"
 #include "halfway/text/parse.hpp"
 
 #include <algorithm>
@@ -141,20 +142,6 @@ std::string Source::token_at(uint32_t offset) const {
   return "'" + token + "'";
 }
 
-namespace {
-// A word that can only be a name read in an expression (a local, a scalar parameter or a named
-// constant) when nothing but blanks separates it from a '(', '[' or '<' it is not followed by: an
-// identifier that is not a literal.
-bool name_word(std::string_view w) {
-  if (w.empty() || !(std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_'))
-    return false;
-  for (char c : w)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
-      return false;
-  return !is_literal_word(w);
-}
-} // namespace
-
 BodySize estimate_body(const Source& source, uint32_t offset) {
   std::string_view t = source.text();
   BodySize out;
@@ -211,7 +198,9 @@ BodySize estimate_body(const Source& source, uint32_t offset) {
                          after == '=' || (after == ':' && named && word != "inf");
       declared = declared || previous == "let" || previous == "for";
       if (never) {
-      } else if (name_word(word) && after != '(' && after != '[' && after != '<') {
+      } else if (ir::is_identifier(word) && !is_literal_word(word) && after != '(' &&
+                 after != '[' && after != '<') {
+        // A name read in an expression: a local, a scalar parameter or a named constant.
         names.push_back(word);
         if (names.size() >= 2 * distinct + 4096) // bounded by the distinct names, not the reads
           compact();

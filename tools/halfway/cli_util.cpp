@@ -1,6 +1,5 @@
 #include "cli_util.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -531,11 +530,7 @@ void Output::text(const std::string& s) {
   std::unique_lock lock(g_output_mutex);
   if (done_)
     return;
-  // Escaped only where it must be: a kernel's printed IR can be many megabytes.
-  const bool plain = std::none_of(s.begin(), s.end(), [](unsigned char c) {
-    return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
-  });
-  if (!(plain ? put_stdout(s) : put_stdout(escape_for_terminal(s, true)))) {
+  if (!put_stdout(escape_for_terminal(s, true))) {
     int err = errno;
     json_ = false; // stdout is unusable: the error goes to stderr only
     lock.unlock();

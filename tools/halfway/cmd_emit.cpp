@@ -43,11 +43,8 @@ Runner add_emit(CLI::App& app) {
     auto kernel = o->choice.load();
     auto budget = policy::budget(kernel.name());
     if (o->ir) {
-      // Appended in place: the printed IR of a large kernel is several times its text.
-      std::string out = ir::print(kernel.kernel());
-      out += '\n';
-      out += ir::describe_sites(kernel.kernel(), budget.single_rounding);
-      Output::get().text(out);
+      Output::get().text(ir::print(kernel.kernel()) + "\n" +
+                         ir::describe_sites(kernel.kernel(), budget.single_rounding));
       return 0;
     }
     if (o->llvm) {
