@@ -1,6 +1,7 @@
 #include "quirks.hpp"
 
 #include "halfway/diff/compare.hpp"
+#include "halfway/ir/bits.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/formats.hpp"
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <optional>
 
 namespace halfway::kernelgen::detail {
@@ -63,6 +65,25 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
     return e.imm;
   if (e.op == Op::LocalGet)
     return literal(k, let_value(k, e.ref));
+  // A select of a literal condition is the arm it picks.
+  if (e.op == Op::Select) {
+    const auto c = literal(k, e.args[0]);
+    return c ? literal(k, e.args[*c != 0 ? 1 : 2]) : std::nullopt;
+  }
+  // A bitcast or an integer conversion of a literal, which the driver folds too (campaign
+  // 20261206, kernel 9768: pa[rem(bitcast<u32>(-2147483648:i32), 4)][..] was a store to pa[0]).
+  if (e.op == Op::Bitcast)
+    return literal(k, e.args[0]);
+  if (e.op == Op::Convert && !e.saturate && !ir::is_float(e.type)) {
+    const ScalarType from = k.exprs[e.args[0]].type;
+    const auto v = ir::is_float(from) ? std::nullopt : literal(k, e.args[0]);
+    if (!v)
+      return std::nullopt;
+    const uint64_t widened = ir::info(from).is_signed
+                                 ? static_cast<uint64_t>(ir::sign_extend(*v, ir::info(from).bits))
+                                 : *v;
+    return ir::truncate_bits(e.type, widened);
+  }
   if ((ir::is_float(e.type) && e.op != Op::Min && e.op != Op::Max) || e.nargs != 2)
     return std::nullopt;
   if (e.op == Op::Rem && literal(k, e.args[1]) == uint64_t{1})
@@ -119,6 +140,19 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
     return *a | *b;
   case Op::Xor:
     return *a ^ *b;
+  case Op::Mul:
+    return (*a * *b) & mask;
+  case Op::Div:
+  case Op::Rem: { // truncating, as the IR's (campaign 20261206, kernel 9768: rem(bitcast(..), 4))
+    if (ir::is_float(e.type) || (*b & mask) == 0)
+      return std::nullopt;
+    if (!ir::info(e.type).is_signed)
+      return e.op == Op::Div ? (*a & mask) / (*b & mask) : (*a & mask) % (*b & mask);
+    const int64_t x = ir::sign_extend(*a, width), y = ir::sign_extend(*b, width);
+    if (y == -1) // (INT_MIN / -1 wraps in the IR; x % -1 is 0)
+      return e.op == Op::Div ? (0 - static_cast<uint64_t>(x)) & mask : 0;
+    return static_cast<uint64_t>(e.op == Op::Div ? x / y : x % y) & mask;
+  }
   default:
     return std::nullopt;
   }
@@ -219,11 +253,27 @@ bool constant_local(const ir::Kernel& k, uint32_t local, bool private_loads, int
   if (depth > 8)
     return false;
   bool any = false;
+  // (A branch a literal condition never takes is gone to the driver, with what it assigns:
+  // campaign 20261206, kernel 15920, `let v2: f16 = floor(0.0234375); if xor(true, or(true, ..))
+  // { v2 = ..; }`, then fma(x, v2, y) folded as one by +0.0.)
+  // Which arms of an if the driver keeps: both, unless its condition is a literal.
+  auto arms = [&](const ir::Stmt& t) {
+    const std::optional<uint64_t> c =
+        t.kind == ir::StmtKind::If ? literal(k, t.a) : std::optional<uint64_t>{};
+    const int taken = c.has_value() ? (c.value() != 0 ? 1 : 0) : -1;
+    return std::pair<bool, bool>{taken != 0, taken != 1};
+  };
+  std::function<bool(const ir::Body&)> sets = [&](const ir::Body& block) {
+    for (const ir::Stmt& t : block) {
+      const auto [then_arm, else_arm] = arms(t);
+      if (t.local == local || (then_arm && sets(t.body)) || (else_arm && sets(t.else_body)))
+        return true;
+    }
+    return false;
+  };
   for (const ir::Stmt& s : k.body) {
-    bool nested = false;
-    auto sets = [&](const ir::Stmt& t) { nested = nested || t.local == local; };
-    ir::for_each_stmt(s.body, sets);
-    ir::for_each_stmt(s.else_body, sets);
+    const auto [then_arm, else_arm] = arms(s);
+    const bool nested = (then_arm && sets(s.body)) || (else_arm && sets(s.else_body));
     if (nested)
       return false;
     if (s.local != local)
@@ -293,41 +343,88 @@ void select_instead(ir::Kernel& k, ExprId id, ExprId cond, ExprId then) {
 // kernel 17102). A product folded so is the constant +0.0 in turn, and folds the product or sum
 // it feeds: (x * 0.0) * y is +0 and (x * 0.0) + y is y (campaign 20261205, kernel 8351: NaN
 // expected for an infinite x). A product that is +0 only at run time (2.0 * x for x = +0) is not
-// a constant and folds nothing. Rewritten here, each such node becomes select(that operand is
-// +0.0 and, for a folded product, was folded, what lavapipe gives, the node), the reference
-// deciding the condition.
+// a constant and folds nothing. An fma is a product and a sum to these folds: fma(0.0, x, y) is
+// y (NaN expected for an infinite x, +0 for x = -0 and y = -0; campaign 20261206, kernel 15920:
+// fma(-inf, v2, -inf) with `let v2: f16 = 0.0` was -inf), fma(x, y, 0.0) is x * y (+0 expected
+// for x * y = -0); fma(-0.0, x, y) is computed.
+//
+// A negated constant +0.0 is -(+0.0) to lavapipe, not the constant -0.0, where the negation
+// feeds the operation directly (f32, f64 and bf16, which the module computes in float; an f16
+// negation reaches the product through a conversion, measured computed): neg(0.0) * x is
+// -(0.0 * x), -0 for every x (+0 expected for negative x, NaN for infinite x; campaign
+// 20261206, kernel 9768: neg(0.0) * (0.0 - pa[..]) was -0), and x - neg(0.0) is x + 0.0, x (+0
+// expected for x = -0). An even number of negations is computed (measured). The other forms
+// give what IEEE gives anyway (x + neg(0.0) is x, neg(0.0) - x is -x) and are left alone.
+//
+// Rewritten here, each such node becomes select(that operand is +0.0 and, for a folded product,
+// was folded, what lavapipe gives, the node), the reference deciding the condition.
 bool rewrite_zero_folds(ir::Kernel& k) {
   bool changed = false;
   const size_t n = k.exprs.size();
   // For a product rewritten here: the condition under which lavapipe folds it to a constant.
   std::vector<ExprId> folds(n, ir::kNone);
+  auto negations = [&](ExprId& o) {
+    uint32_t count = 0;
+    for (; k.exprs[o].op == Op::Neg; o = k.exprs[o].args[0])
+      ++count;
+    return count;
+  };
   for (ExprId id = 0; id < n; ++id) {
     const ir::Expr e = k.exprs[id];
-    if ((e.op != Op::Mul && e.op != Op::Add && e.op != Op::Sub) || !ir::is_float(e.type))
+    const bool fma = e.op == Op::Fma;
+    if ((e.op != Op::Mul && e.op != Op::Add && e.op != Op::Sub && !fma) || !ir::is_float(e.type))
       continue;
-    for (int i = 0; i < 2; ++i) {
-      const ExprId operand = e.args[i];
+    for (int i = 0; i < e.nargs; ++i) {
+      ExprId operand = e.args[i];
       // A folded product is an operand only once rewritten, so before this node (operands come
       // first in the arena: their ids are smaller).
       // (A product of constants is a constant like any other: its value decides, campaign
       // 20261205, kernel 8351: mul(bitcast<f32>(group_size(0)), 0.0) times a NaN was +0.)
       const bool constant = constant_tree(k, operand);
       const bool folded_product = !constant && operand < id && folds[operand] != ir::kNone;
-      if ((!constant && !folded_product) || (e.op == Op::Sub && i == 1))
+      if (!constant && !folded_product)
         continue;
+      ExprId peeled = operand;
+      const bool negated =
+          constant && !fma && e.type != ScalarType::F16 && negations(peeled) % 2 == 1;
+      const ExprId other = fma ? ir::kNone : e.args[1 - i];
+      if (negated) {
+        if (e.op == Op::Add || (e.op == Op::Sub && i == 0))
+          continue; // what IEEE gives
+        // A product of constants is folded exactly, and so is one by a folded product (a
+        // constant too): the node computes it from its rewritten operands, and feeds the folds
+        // after it when its value is +0.
+        if (e.op == Op::Mul && literal(k, other))
+          continue;
+        if (e.op == Op::Mul && other < id && folds[other] != ir::kNone) {
+          folds[id] = folds[other];
+          changed = true;
+          break;
+        }
+        operand = peeled;
+      } else if (e.op == Op::Sub && i == 1) {
+        continue;
+      }
       const ScalarType u = bits_type(e.type);
       ExprId is_zero =
           add_node(k, Op::Eq, ScalarType::Bool,
                    {add_node(k, Op::Bitcast, u, {operand}), add_node(k, Op::Const, u, {}, 0)});
       if (folded_product)
         is_zero = add_node(k, Op::And, ScalarType::Bool, {folds[operand], is_zero});
-      // A negation is taken out of a product first: -x * 0.0 is -(x * 0.0), -0 (kernel 15688).
-      uint64_t sign = 0;
-      for (ExprId o = e.args[1 - i]; k.exprs[o].op == Op::Neg; o = k.exprs[o].args[0])
-        sign ^= uint64_t{1} << (ir::info(e.type).bits - 1);
-      const ExprId folded = e.op == Op::Mul   ? add_node(k, Op::Const, e.type, {}, sign)
-                            : e.op == Op::Add ? e.args[1 - i]
-                                              : add_node(k, Op::Neg, e.type, {e.args[1]});
+      ExprId folded = ir::kNone;
+      if (fma) {
+        folded = i < 2 ? e.args[2] : add_node(k, Op::Mul, e.type, {e.args[0], e.args[1]});
+      } else if (e.op == Op::Mul) {
+        // A negation is taken out of a product first: -x * 0.0 is -(x * 0.0), -0 (kernel 15688).
+        uint64_t sign = negated ? 1 : 0;
+        for (ExprId o = other; k.exprs[o].op == Op::Neg; o = k.exprs[o].args[0])
+          sign ^= 1;
+        folded = add_node(k, Op::Const, e.type, {}, sign << (ir::info(e.type).bits - 1));
+      } else if (e.op == Op::Add || negated) { // 0.0 + x, or x - neg(0.0): x
+        folded = other;
+      } else {
+        folded = add_node(k, Op::Neg, e.type, {e.args[1]});
+      }
       select_instead(k, id, is_zero, folded);
       if (e.op == Op::Mul)
         folds[id] = is_zero;
@@ -746,7 +843,7 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
   std::vector<QuirkModel> out;
   if (device.rfind("vulkan", 0) != 0)
     return out;
-  QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add, sub)",
+  QuirkModel zero{"known device issue: arithmetic with a constant +0.0 folded (mul, add, sub, fma)",
                   kernel};
   if (rewrite_zero_folds(zero.kernel))
     out.push_back(std::move(zero));

@@ -179,7 +179,11 @@ INSTANTIATE_TEST_SUITE_P(
               true},
         // atan2(-NaN, 0.0): NaN against +pi/2.
         Issue{"atan2-nan-constant.hk", ir::ScalarType::F32, 0xffc00000, 0x7fc00000, 0x3fc90fdb,
-              true}),
+              true},
+        // mul(neg(0.0), -3): +0 against -0.
+        Issue{"mul-negated-zero.hk", ir::ScalarType::F32, 0xc0400000, 0x00000000, 0x80000000, true},
+        // fma(inf, 0.0, inf): NaN against inf.
+        Issue{"fma-zero.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x7f800000, true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));
