@@ -3,6 +3,7 @@
 #include "halfway/diff/compare.hpp"
 #include "halfway/ir/bits.hpp"
 #include "halfway/ir/format.hpp"
+#include "halfway/numerics/arith.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/formats.hpp"
 
@@ -53,7 +54,8 @@ ExprId let_value(const ir::Kernel& k, uint32_t local) {
   return sets == 1 ? value : ir::kNone;
 }
 
-// The value of a literal index (an integer constant), or nothing. A remainder by the constant 1
+// The bits of the constant the driver folds an expression to (a literal index, a select's literal
+// condition, a float constant), or nothing when it cannot tell. A remainder by the constant 1
 // is the literal 0 to the driver, which folds it (campaign 20261205, kernel 7893: the generator
 // indexes a dimension of size 1 as rem(v, 1), and pa[0][rem(global_id(0), 1)] was a store to
 // pa[0][0] that left a load of pa[3][0] folded).
@@ -70,10 +72,57 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
     const auto c = literal(k, e.args[0]);
     return c ? literal(k, e.args[*c != 0 ? 1 : 2]) : std::nullopt;
   }
+  // The sign and magnitude operations on float literals, which the driver folds on the bits;
+  // copysign needs only its second operand's sign, which a copysign by a literal fixes (campaign
+  // 20261207, kernel 11050: copysign(0.0:f16, copysign(io[i], 0.109375)) was the constant +0.0,
+  // and io[i] times it +0; kernel 6342: select(c, abs(1.0), -0.0) a select of 1.0 and -0.0).
+  if (ir::is_float(e.type) && (e.op == Op::Neg || e.op == Op::Abs || e.op == Op::Copysign ||
+                               e.op == Op::Floor || e.op == Op::Ceil)) {
+    const uint64_t sign = uint64_t{1} << (ir::info(e.type).bits - 1);
+    const auto v = literal(k, e.args[0]);
+    if (!v)
+      return std::nullopt;
+    if (e.op == Op::Floor || e.op == Op::Ceil) { // (kernel 11050: copysign(x, floor(0.109375)))
+      const num::Format f = ir::format_of(e.type);
+      return std::isnan(num::to_double(f, *v))
+                 ? std::nullopt
+                 : std::optional<uint64_t>(e.op == Op::Floor ? num::floor(f, *v)
+                                                             : num::ceil(f, *v));
+    }
+    if (e.op != Op::Copysign)
+      return e.op == Op::Neg ? *v ^ sign : *v & ~sign;
+    // The sign of the second operand where it is known without its value.
+    std::optional<uint64_t> s;
+    bool flip = false;
+    for (ExprId o = e.args[1]; !s;) {
+      const ir::Expr& x = k.exprs[o];
+      if (x.op == Op::Neg) {
+        flip = !flip;
+        o = x.args[0];
+      } else if (x.op == Op::Copysign) {
+        o = x.args[1];
+      } else if (const auto bits = literal(k, o)) {
+        s = *bits & sign;
+      } else {
+        return std::nullopt;
+      }
+    }
+    return (*v & ~sign) | (flip ? *s ^ sign : *s);
+  }
   // A bitcast or an integer conversion of a literal, which the driver folds too (campaign
   // 20261206, kernel 9768: pa[rem(bitcast<u32>(-2147483648:i32), 4)][..] was a store to pa[0]).
   if (e.op == Op::Bitcast)
     return literal(k, e.args[0]);
+  // A float conversion of a float literal, a number (kernel 11050:
+  // narrow<f16>(bitcast<f32>(88:i32)) was the constant +0.0).
+  if (e.op == Op::Convert && !e.saturate && ir::is_float(e.type) && !ir::is_fp8(e.type)) {
+    const ScalarType from = k.exprs[e.args[0]].type;
+    const auto v = ir::is_float(from) && !ir::is_fp8(from) ? literal(k, e.args[0]) : std::nullopt;
+    if (!v || std::isnan(num::to_double(ir::format_of(from), *v)))
+      return std::nullopt;
+    return num::convert_bits(ir::format_of(from), *v, ir::format_of(e.type),
+                             ir::rounding_of(e.rounding));
+  }
   if (e.op == Op::Convert && !e.saturate && !ir::is_float(e.type)) {
     const ScalarType from = k.exprs[e.args[0]].type;
     const auto v = ir::is_float(from) ? std::nullopt : literal(k, e.args[0]);
@@ -121,12 +170,14 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
   const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   switch (e.op) {
   case Op::Min:
-  case Op::Max: { // of float literals too (kernel 27641: min(48.6:f64, 1.8e308:f64)); no NaN
+  case Op::Max: { // of float literals too (kernel 27641: min(48.6:f64, 1.8e308:f64))
     if (!ir::is_float(e.type))
       return std::nullopt;
     const num::Format f = ir::format_of(e.type);
     const double x = num::to_double(f, *a), y = num::to_double(f, *b);
-    if (std::isnan(x) || std::isnan(y) || x == y)
+    if (std::isnan(x) != std::isnan(y)) // the number (kernel 6342: min(1.0, bitcast(-1:i32)))
+      return std::isnan(x) ? b : a;
+    if (std::isnan(x) || x == y)
       return x == y && *a == *b ? a : std::nullopt;
     return (x < y) == (e.op == Op::Min) ? *a : *b;
   }
@@ -293,7 +344,7 @@ bool constant_local(const ir::Kernel& k, uint32_t local, bool private_loads, int
 bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads, uint32_t assumed,
                    int depth) {
   const ir::Expr& e = k.exprs[id];
-  if (e.op == Op::Const || e.op == Op::GroupSize)
+  if (e.op == Op::Const || e.op == Op::GroupSize || literal(k, id))
     return true;
   if (e.op == Op::Load && e.space == ir::Space::Private)
     return private_loads && private_load_folded(k, id);
@@ -415,9 +466,12 @@ bool rewrite_zero_folds(ir::Kernel& k) {
       if (fma) {
         folded = i < 2 ? e.args[2] : add_node(k, Op::Mul, e.type, {e.args[0], e.args[1]});
       } else if (e.op == Op::Mul) {
-        // A negation is taken out of a product first: -x * 0.0 is -(x * 0.0), -0 (kernel 15688).
+        // A negation is taken out of a product first: -x * 0.0 is -(x * 0.0), -0 (kernel 15688),
+        // but for an f16 negation, which reaches the product through a conversion: +0 (campaign
+        // 20261207, kernel 11050: neg(io[i]) * copysign(0.0:f16, ..) was +0).
         uint64_t sign = negated ? 1 : 0;
-        for (ExprId o = other; k.exprs[o].op == Op::Neg; o = k.exprs[o].args[0])
+        for (ExprId o = other; k.exprs[o].op == Op::Neg && e.type != ScalarType::F16;
+             o = k.exprs[o].args[0])
           sign ^= 1;
         folded = add_node(k, Op::Const, e.type, {}, sign << (ir::info(e.type).bits - 1));
       } else if (e.op == Op::Add || negated) { // 0.0 + x, or x - neg(0.0): x
@@ -813,12 +867,8 @@ bool rewrite_select_signed_zero(ir::Kernel& k) {
     const ir::Expr e = k.exprs[id];
     if (e.op != Op::Select || !ir::is_float(e.type))
       continue;
-    // A constant arm: a literal, or a literal's bits reinterpreted (bitcast<f64>(2^63:u64)).
-    auto bits = [&](ExprId arm) {
-      const ir::Expr& a = k.exprs[arm];
-      return literal(k, a.op == Op::Bitcast ? a.args[0] : arm);
-    };
-    const auto a_bits = bits(e.args[1]), b_bits = bits(e.args[2]);
+    // A constant arm: a literal, its bits reinterpreted (bitcast<f64>(2^63:u64)), its sign set.
+    const auto a_bits = literal(k, e.args[1]), b_bits = literal(k, e.args[2]);
     if (!a_bits || !b_bits)
       continue;
     const num::Format f = ir::format_of(e.type);

@@ -183,7 +183,12 @@ INSTANTIATE_TEST_SUITE_P(
         // mul(neg(0.0), -3): +0 against -0.
         Issue{"mul-negated-zero.hk", ir::ScalarType::F32, 0xc0400000, 0x00000000, 0x80000000, true},
         // fma(inf, 0.0, inf): NaN against inf.
-        Issue{"fma-zero.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x7f800000, true}),
+        Issue{"fma-zero.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x7f800000, true},
+        // mul(neg(3), copysign(0.0, copysign(3, 1.0))) in f16: -0 against +0.
+        Issue{"mul-copysign-zero.hk", ir::ScalarType::F16, 0x4200, 0x8000, 0x0000, true},
+        // select(eq(1, 0), min(abs(1.0), NaN), -0.0): -0 against +0.
+        Issue{"select-signed-zero-folded.hk", ir::ScalarType::F32, 0x3f800000, 0x80000000,
+              0x00000000, true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));
