@@ -54,6 +54,37 @@ ExprId let_value(const ir::Kernel& k, uint32_t local) {
   return sets == 1 ? value : ir::kNone;
 }
 
+std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id);
+
+// The bits of an integer expression the driver knows are zero (its range analysis), as a mask:
+// those of a literal that are clear, those either operand of an `and` clears, and the ones a
+// shift by a literal brings in (only what campaign findings showed).
+uint64_t known_zero(const ir::Kernel& k, ExprId id) {
+  const ir::Expr& e = k.exprs[id];
+  const uint32_t width = ir::info(e.type).bits;
+  const uint64_t outside = width >= 64 ? 0 : ~((uint64_t{1} << width) - 1);
+  if (ir::is_float(e.type))
+    return outside;
+  if (const auto v = literal(k, id))
+    return ~*v | outside;
+  if (e.nargs != 2)
+    return outside;
+  const uint64_t a = known_zero(k, e.args[0]);
+  const auto c = literal(k, e.args[1]);
+  switch (e.op) {
+  case Op::And:
+    return a | known_zero(k, e.args[1]) | outside;
+  case Op::Shl:
+    return c && *c < width ? (a << *c) | ((uint64_t{1} << *c) - 1) | outside : outside;
+  case Op::Shr: // logical for an unsigned type
+    return c && *c < width && !ir::info(e.type).is_signed
+               ? (a >> *c) | ~(~uint64_t{0} >> *c) | outside
+               : outside;
+  default:
+    return outside;
+  }
+}
+
 // The bits of the constant the driver folds an expression to (a literal index, a select's literal
 // condition, a float constant), or nothing when it cannot tell. A remainder by the constant 1
 // is the literal 0 to the driver, which folds it (campaign 20261205, kernel 7893: the generator
@@ -65,6 +96,9 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
   const ir::Expr& e = k.exprs[id];
   if (e.op == Op::Const)
     return e.imm;
+  // The workgroup size is one too: the module declares it (LocalSize).
+  if (e.op == Op::GroupSize && e.imm < 3)
+    return k.workgroup[e.imm];
   if (e.op == Op::LocalGet)
     return literal(k, let_value(k, e.ref));
   // A select of a literal condition is the arm it picks.
@@ -108,6 +142,15 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
       }
     }
     return (*v & ~sign) | (flip ? *s ^ sign : *s);
+  }
+  // An element of a word whose bits there the driver knows are zero: +0.0 (campaign 20261207,
+  // kernel 23177: unpack<bf16, 1>(and(len(io), group_size(0))), the upper half of a value at
+  // most 1, was the constant +0.0 and a product with it folded to +0).
+  if (e.op == Op::Unpack) {
+    const uint64_t w = ir::info(e.aux).bits, lane = e.imm;
+    const uint64_t element = ((uint64_t{1} << w) - 1) << (w * lane);
+    return (known_zero(k, e.args[0]) & element) == element ? std::optional<uint64_t>(0)
+                                                           : std::nullopt;
   }
   // A bitcast or an integer conversion of a literal, which the driver folds too (campaign
   // 20261206, kernel 9768: pa[rem(bitcast<u32>(-2147483648:i32), 4)][..] was a store to pa[0]).

@@ -3,10 +3,10 @@
 // test pins the driver's behaviour as it is today: it fails when the driver changes, so that the
 // campaign's explanation (kernelgen::explain) is revisited rather than left to hide a real bug.
 // The interpreter's side is checked too, and the CPU device must agree with the interpreter.
-#include "halfway/ir/error.hpp"
 #include "halfway/kernelgen/campaign.hpp"
 #include "halfway/policy/registry.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 
 #include <algorithm>
@@ -188,7 +188,9 @@ INSTANTIATE_TEST_SUITE_P(
         Issue{"mul-copysign-zero.hk", ir::ScalarType::F16, 0x4200, 0x8000, 0x0000, true},
         // select(eq(1, 0), min(abs(1.0), NaN), -0.0): -0 against +0.
         Issue{"select-signed-zero-folded.hk", ir::ScalarType::F32, 0x3f800000, 0x80000000,
-              0x00000000, true}),
+              0x00000000, true},
+        // mul(inf, unpack<bf16, 1>(and(len(x), 1))) in f16: NaN against +0.
+        Issue{"mul-unpack-known-zero.hk", ir::ScalarType::F16, 0x7c00, 0x7e00, 0x0000, true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));
