@@ -46,7 +46,7 @@ endif()
 # Link order for pkg-config: every library before the ones it uses.
 set(HALFWAY_PC_LIBS "")
 foreach(lib diff devices io text dsl vkdevice cpu codegen_spirv codegen_llvm vulkan interp buffers
-            policy ir numerics)
+            policy ir numerics support)
   if(TARGET halfway_${lib})
     string(APPEND HALFWAY_PC_LIBS " -lhalfway_${lib}")
   endif()

@@ -19,8 +19,19 @@ endfunction()
 
 # halfway_library(<area> SOURCES ... [DEPS ...] [PRIVATE_DEPS ...])
 # Creates halfway_<area> (alias halfway::<area>) with public headers in <area>/include.
+# Every halfway:: dependency must already be defined: areas are added in dependency order (the
+# root CMakeLists.txt), so a lower area linking a higher one, or a cycle, stops the configure step.
+# The library joins HALFWAY_LIBRARIES, which the `layers` test reads (halfway_write_layers).
 function(halfway_library area)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  foreach(dep IN LISTS ARG_DEPS ARG_PRIVATE_DEPS)
+    if(dep MATCHES "^halfway::" AND NOT TARGET ${dep})
+      message(FATAL_ERROR "halfway::${area} (${CMAKE_CURRENT_SOURCE_DIR}) links ${dep}, which is "
+                          "not defined yet: an area may link only the areas the root "
+                          "CMakeLists.txt lists before it")
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY HALFWAY_LIBRARIES halfway_${area})
   add_library(halfway_${area} ${ARG_SOURCES})
   add_library(halfway::${area} ALIAS halfway_${area})
   target_include_directories(halfway_${area} PUBLIC
@@ -90,4 +101,18 @@ function(halfway_fuzz_test name target label)
       COMMAND ${PROJECT_SOURCE_DIR}/fuzz/run-fuzzer.sh 15 ${PROJECT_BINARY_DIR}/fuzz ${target})
     set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT 1200 RESOURCE_LOCK halfway_fuzz)
   endif()
+endfunction()
+
+# halfway_write_layers(<file>)
+# Writes, at generate time, one line per library of HALFWAY_LIBRARIES for the `layers` test
+# (tests/layers/check_layers.py): target, source folder, sources and link libraries, separated by
+# tabs (lists by ;).
+function(halfway_write_layers file)
+  get_property(libraries GLOBAL PROPERTY HALFWAY_LIBRARIES)
+  set(content "")
+  foreach(t IN LISTS libraries)
+    string(APPEND content "${t}\t$<TARGET_PROPERTY:${t},SOURCE_DIR>\t"
+           "$<TARGET_PROPERTY:${t},SOURCES>\t$<TARGET_PROPERTY:${t},LINK_LIBRARIES>\n")
+  endforeach()
+  file(GENERATE OUTPUT ${file} CONTENT "${content}")
 endfunction()

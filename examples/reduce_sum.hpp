@@ -24,4 +24,30 @@ inline Kernel reduce_sum() {
   });
 }
 
+// Each lane sums `per_lane` consecutive elements (the accumulation relaxed accumulation
+// vectorises), then the workgroup adds its 256 partial sums in shared memory as reduce_sum does,
+// and lane 0 writes the workgroup's sum. The CPU benchmark's reduction (bench/cpu), and the
+// kernel the CPU backend's loop interleaving is tested on; not among all() (no bundled text).
+inline Kernel reduce_chunks() {
+  static constexpr uint32_t kLanes = 256; // (static: the lambda reads it without a capture)
+  return kernel("reduce_chunks", {kLanes}, {"x", "out", "per_lane"},
+                [](In<float> x, Out<float> out, Scalar<uint32_t> per_lane) {
+                  Shared<float> tile("tile", kLanes);
+                  Var lid(local_id(0), "lid");
+                  Var base((group_id(0) * kLanes + lid) * per_lane, "base");
+                  Var acc(0.0f, "acc");
+                  For(0u, per_lane, [&](Value<uint32_t> j) { acc = acc + x[base + j]; });
+                  tile[lid] = acc;
+                  Barrier();
+                  Var stride(kLanes / 2, "stride");
+                  While([&] { return stride > 0u; },
+                        [&] {
+                          If(lid < stride, [&] { tile[lid] = tile[lid] + tile[lid + stride]; });
+                          Barrier();
+                          stride = stride >> 1u;
+                        });
+                  If(lid == 0u, [&] { out[group_id(0)] = tile[0u]; });
+                });
+}
+
 } // namespace halfway::examples

@@ -10,11 +10,11 @@
 // many round exactly at a tie: any change of summation order, any contraction into an fma, any
 // reassociation shows as a different bit pattern. act<f16> runs on every finite f16 value.
 
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/kernel.hpp"
 #include "halfway/ir/names.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/runtime/buffer.hpp"
+#include "halfway/support/error.hpp"
 
 #include <bit>
 #include <cmath>

@@ -42,10 +42,10 @@
 // kDeviceKernels compilations to bound its memory.
 #include "fuzz_support.hpp"
 #include "halfway/interp/interp.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/policy/registry.hpp"
 #include "halfway/runtime/cpu/device.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 
 #include <chrono>

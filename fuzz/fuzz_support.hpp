@@ -3,7 +3,7 @@
 // sizes buffers and grids from a hash of the input, and the walk from the input's bytes to its
 // verified kernels (a parse or verify failure must be the documented error kind, nothing else).
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 
 #include <cstddef>

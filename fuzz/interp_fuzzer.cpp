@@ -9,8 +9,8 @@
 // arguments from a small set (0, 1, 3, 64, 255, all ones).
 #include "fuzz_support.hpp"
 #include "halfway/interp/interp.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 
 #include <cstdint>

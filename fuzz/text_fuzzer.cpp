@@ -2,8 +2,8 @@
 // halfway::Error of the right kind; anything else (a crash, another exception, a sanitizer report,
 // a hang, a leak) is a bug. Whatever parses must also print back to text that parses to the same
 // text again, and verifier errors must come back pointing into the text.
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 #include "halfway/text/parse.hpp"
 

@@ -14,7 +14,7 @@
 #include "examples.hpp"
 #include "halfway/policy/registry.hpp"
 #include "halfway/runtime/cpu/device.hpp"
-#include "halfway/runtime/cpu/thread_pool.hpp"
+#include "halfway/support/thread_pool.hpp"
 #include "kernels.hpp"
 #include "timing.hpp"
 
@@ -209,7 +209,7 @@ private:
   }
 
   void reduction() {
-    ir::VerifiedKernel k = reduce_chunks();
+    ir::VerifiedKernel k = examples::reduce_chunks();
     const uint32_t per_lane = 64;
     const size_t groups = c_.quick ? 256 : 1024;
     const size_t n = groups * 256 * per_lane;
@@ -287,7 +287,7 @@ private:
                                {"narrow_f16", examples::narrow_f16(), &strict_},
                                {"narrow_f16_single_rounding", examples::narrow_f16(), &single_},
                                {"reduce_sum", examples::reduce_sum(), &strict_},
-                               {"reduce_chunks_relaxed", reduce_chunks(), &relaxed_},
+                               {"reduce_chunks_relaxed", examples::reduce_chunks(), &relaxed_},
                                {"gemv_f32", gemv_f32(), &strict_},
                                {"gemv_fp8_e4m3", examples::gemv_fp8<e4m3>(), &strict_}};
     for (Item& it : items) {
@@ -348,7 +348,7 @@ private:
   }
 
   Config c_;
-  rt::ThreadPool pool_;
+  support::ThreadPool pool_;
   unsigned threads_;
   policy::Registry strict_registry_, single_registry_, relaxed_registry_;
   rt::CpuDevice strict_, single_, relaxed_;

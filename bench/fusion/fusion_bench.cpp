@@ -13,9 +13,9 @@
 // three elementwise kernels through two f16 temporaries over 2^22 elements.
 //
 // usage: fusion_bench [--quick] [--runs R] [--device cpu|vulkan] [--case SUBSTRING]
-#include "halfway/ir/error.hpp"
 #include "halfway/pipeline/fuse.hpp"
 #include "halfway/policy/registry.hpp"
+#include "halfway/support/error.hpp"
 #include "pipelines.hpp"
 
 #include <algorithm>

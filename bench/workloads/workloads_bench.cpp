@@ -19,8 +19,8 @@
 #include "examples.hpp"
 #include "halfway/policy/registry.hpp"
 #include "halfway/runtime/cpu/device.hpp"
-#include "halfway/runtime/cpu/thread_pool.hpp"
 #include "halfway/runtime/interp_device.hpp"
+#include "halfway/support/thread_pool.hpp"
 #include "timing.hpp"
 #include "workload_baselines.hpp"
 
@@ -660,7 +660,7 @@ private:
   }
 
   Config c_;
-  rt::ThreadPool pool_;
+  support::ThreadPool pool_;
   unsigned threads_;
   policy::Registry strict_registry_, relaxed_registry_;
   rt::InterpreterDevice interp_;

@@ -1,7 +1,7 @@
 // The fixed edge cases of a*b + c, and the mixed tie-stressing set.
 #include "halfway/diff/inputs.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/numerics/convert.hpp"
+#include "halfway/support/error.hpp"
 
 #include <cmath>
 #include <limits>

@@ -2,8 +2,8 @@
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/inputs.hpp"
 #include "halfway/ir/bits.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/numerics/convert.hpp"
+#include "halfway/support/error.hpp"
 #include "random.hpp"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // Buffers and arguments for a whole kernel.
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/inputs.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
+#include "halfway/support/error.hpp"
 
 namespace halfway::diff::inputs {
 

@@ -1,6 +1,6 @@
 // Exhaustive sweeps: which input buffer holds every code of its float type, and the codes.
 #include "halfway/diff/inputs.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 namespace halfway::diff::inputs {
 

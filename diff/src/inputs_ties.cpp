@@ -2,9 +2,9 @@
 #include "exact.hpp"
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/inputs.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/ulp.hpp"
+#include "halfway/support/error.hpp"
 #include "random.hpp"
 
 #include <algorithm>

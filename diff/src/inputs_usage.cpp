@@ -5,8 +5,8 @@
 // every lane fail its bounds check. Both get values that exercise the arithmetic instead.
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/inputs.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/numerics/formats.hpp"
+#include "halfway/support/error.hpp"
 #include "random.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "halfway/dsl/builder.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 namespace halfway::dsl {
 

@@ -1,8 +1,8 @@
 #include "halfway/dsl/value.hpp"
 #include "halfway/ir/bits.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
+#include "halfway/support/error.hpp"
 
 #include <bit>
 #include <cmath>

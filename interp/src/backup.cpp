@@ -1,7 +1,5 @@
 #include "backup.hpp"
 
-#include "workers.hpp"
-
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
@@ -65,7 +63,10 @@ Backup::~Backup() {
     pool().give(s.copy, s.capacity);
 }
 
-void Backup::save(const ir::Kernel& k, std::span<const rt::Arg> args, unsigned threads) {
+void Backup::save(const ir::Kernel& k, std::span<const rt::Arg> args, support::ThreadPool& workers,
+                  unsigned threads) {
+  workers_ = &workers;
+  threads_ = threads;
   for (size_t i = 0; i < args.size(); ++i) {
     if (!k.params[i].is_buffer() || k.params[i].access == ir::Access::Read)
       continue;
@@ -74,13 +75,13 @@ void Backup::save(const ir::Kernel& k, std::span<const rt::Arg> args, unsigned t
       continue;
     auto [copy, capacity] = pool().take(b->size_bytes());
     saved_.push_back({b, copy, capacity});
-    parallel_copy(copy, b->data(), b->size_bytes(), threads);
+    support::parallel_copy(copy, b->data(), b->size_bytes(), workers_, threads_);
   }
 }
 
-void Backup::restore(unsigned threads) {
+void Backup::restore() {
   for (Saved& s : saved_)
-    parallel_copy(s.buffer->data(), s.copy, s.buffer->size_bytes(), threads);
+    support::parallel_copy(s.buffer->data(), s.copy, s.buffer->size_bytes(), workers_, threads_);
 }
 
 } // namespace halfway::interp

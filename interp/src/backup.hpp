@@ -7,6 +7,7 @@
 
 #include "halfway/ir/kernel.hpp"
 #include "halfway/runtime/buffer.hpp"
+#include "halfway/support/thread_pool.hpp"
 
 #include <memory>
 #include <span>
@@ -21,10 +22,12 @@ public:
   Backup(const Backup&) = delete;
   Backup& operator=(const Backup&) = delete;
 
-  // Saves every buffer bound to a write or read_write parameter (once per distinct buffer).
-  void save(const ir::Kernel& k, std::span<const rt::Arg> args, unsigned threads);
+  // Saves every buffer bound to a write or read_write parameter (once per distinct buffer); large
+  // copies are split over up to `threads` threads of `workers`, which must outlive this object.
+  void save(const ir::Kernel& k, std::span<const rt::Arg> args, support::ThreadPool& workers,
+            unsigned threads);
   // Puts the saved contents back.
-  void restore(unsigned threads);
+  void restore();
 
 private:
   struct Saved {
@@ -33,6 +36,8 @@ private:
     size_t capacity;
   };
   std::vector<Saved> saved_;
+  support::ThreadPool* workers_ = nullptr;
+  unsigned threads_ = 1;
 };
 
 } // namespace halfway::interp

@@ -1,5 +1,5 @@
 // Chooses each node's evaluation function once, at compile time, from its op and types.
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "program.hpp"
 
 namespace halfway::interp {

@@ -4,7 +4,7 @@
 // node together under an active-lane mask. One Exec belongs to one worker thread and is reused
 // for every batch that worker runs.
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "lanes.hpp"
 #include "program.hpp"
 

@@ -7,7 +7,7 @@
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/runtime/device.hpp"
-#include "workers.hpp"
+#include "halfway/support/thread_pool.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -68,8 +68,9 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
   const uint64_t batches = (groups + per_batch - 1) / per_batch;
   const unsigned threads = thread_count(options, batches, *Exec::bytes_needed(program));
 
+  support::ThreadPool pool(threads);
   Backup backup;
-  backup.save(k, args, threads);
+  backup.save(k, args, pool, threads);
   Launch launch;
   launch.program = &program;
   launch.grid = grid;
@@ -110,7 +111,9 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
   std::vector<std::vector<ShadowRecord>> records(options.shadow ? batches : 0);
   std::vector<std::vector<AccumulationRecord>> accumulations(options.shadow ? batches : 0);
   std::atomic<uint64_t> fused{0};
-  auto work = [&](unsigned) {
+  auto work = [&] {
+    if (next.load() >= batches) // (a thread that comes back for a second share finds none left)
+      return;
     Exec exec(launch);
     // Counted on every way out of the worker, Stopped included.
     struct Count {
@@ -155,20 +158,23 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
     }
   };
   try {
-    run_workers(threads, work);
+    pool.run(threads, 1, threads, [&](uint64_t, uint64_t) {
+      work();
+      return true;
+    });
   } catch (...) {
-    backup.restore(threads);
+    backup.restore();
     throw;
   }
   if (const StopReason stop = launch.stop.load(); stop != StopReason::None) {
-    backup.restore(threads);
+    backup.restore();
     if (stop == StopReason::Cancelled)
       throw options.cancel->error(k.name, "interp");
     limit(k, "the launch ran more than its budget of " + std::to_string(options.max_steps) +
                  " lockstep steps");
   }
   if (error) {
-    backup.restore(threads);
+    backup.restore();
     throw error->error;
   }
 

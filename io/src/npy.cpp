@@ -1,7 +1,7 @@
 #include "halfway/io/npy.hpp"
 
 #include "halfway/io/read.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -1,6 +1,6 @@
 #include "halfway/io/read.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <algorithm>
 #include <cerrno>

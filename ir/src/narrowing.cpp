@@ -2,8 +2,8 @@
 
 #include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/bits.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
+#include "halfway/support/error.hpp"
 
 #include <sstream>
 

@@ -1,6 +1,6 @@
 #include "halfway/ir/ops.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <array>
 #include <string>

@@ -1,9 +1,9 @@
 #include "halfway/ir/verifier.hpp"
 
 #include "halfway/ir/analysis/uniformity.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/hash.hpp"
 #include "halfway/ir/printer.hpp"
+#include "halfway/support/error.hpp"
 
 #include <algorithm>
 #include <map>

@@ -3,10 +3,10 @@
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/report.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/policy/registry.hpp"
+#include "halfway/support/error.hpp"
 #include "quirks.hpp"
 
 #include <set>

@@ -3,9 +3,9 @@
 #include "halfway/kernelgen/generate.hpp"
 
 #include "halfway/diff/compare.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/numerics/formats.hpp"
+#include "halfway/support/error.hpp"
 #include "quirks.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "halfway/kernelgen/reduce.hpp"
 
-#include "halfway/ir/error.hpp"
 #include "halfway/kernelgen/generate.hpp"
+#include "halfway/support/error.hpp"
 
 #include <algorithm>
 #include <optional>

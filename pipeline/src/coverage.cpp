@@ -1,8 +1,8 @@
 #include "coverage.hpp"
 
 #include "halfway/interp/interp.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
+#include "halfway/support/error.hpp"
 
 #include <algorithm>
 #include <deque>

@@ -2,9 +2,9 @@
 
 #include "analysis.hpp"
 #include "coverage.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/policy/policy.hpp"
+#include "halfway/support/error.hpp"
 #include "rewrite.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "halfway/pipeline/pipeline.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <bit>
 #include <set>

@@ -1,6 +1,6 @@
 #include "halfway/pipeline/run.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <chrono>
 

@@ -1,8 +1,8 @@
 #include "halfway/pipeline/text.hpp"
 
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/policy/policy.hpp"
+#include "halfway/support/error.hpp"
 
 #include <set>
 #include <sstream>

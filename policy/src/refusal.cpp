@@ -1,7 +1,7 @@
 #include "halfway/policy/refusal.hpp"
 
 #include "halfway/ir/names.hpp"
-#include "halfway/ir/utf8.hpp"
+#include "halfway/support/utf8.hpp"
 
 namespace halfway::policy {
 

@@ -1,6 +1,6 @@
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
-#include "halfway/ir/utf8.hpp"
+#include "halfway/support/utf8.hpp"
 
 #include <sstream>
 

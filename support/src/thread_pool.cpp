@@ -1,24 +1,40 @@
-#include "halfway/runtime/cpu/thread_pool.hpp"
+#include "halfway/support/thread_pool.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
+#include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
+#if defined(__SSE__)
 #include <xmmintrin.h>
+#endif
 
-namespace halfway::rt {
+namespace halfway::support {
 
 namespace {
 constexpr unsigned kDefaultMxcsr = 0x1f80;
-}
 
-DefaultFloatEnvironment::DefaultFloatEnvironment() : saved_(_mm_getcsr()) {
+void set_default_mxcsr() {
+#if defined(__SSE__)
   _mm_setcsr(kDefaultMxcsr);
+#endif
+}
+} // namespace
+
+DefaultFloatEnvironment::DefaultFloatEnvironment() {
+#if defined(__SSE__)
+  saved_ = _mm_getcsr();
+  _mm_setcsr(kDefaultMxcsr);
+#endif
 }
 DefaultFloatEnvironment::~DefaultFloatEnvironment() {
+#if defined(__SSE__)
   _mm_setcsr(saved_);
+#endif
 }
 
 struct ThreadPool::State {
@@ -35,7 +51,8 @@ struct ThreadPool::State {
   unsigned participants = 0; // workers (not counting the caller) that take part
   std::atomic<uint64_t> next{0};
   std::atomic<bool> stop{false};
-  unsigned running = 0; // participants that have not finished
+  std::exception_ptr failure; // the first exception a chunk threw (under `mutex`)
+  unsigned running = 0;       // participants that have not finished
 
   void work() {
     for (;;) {
@@ -43,13 +60,20 @@ struct ThreadPool::State {
       if (begin >= n || stop.load(std::memory_order_relaxed))
         return;
       uint64_t end = std::min(n, begin + chunk);
-      if (!(*body)(begin, end))
+      try {
+        if (!(*body)(begin, end))
+          stop.store(true, std::memory_order_relaxed);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!failure)
+          failure = std::current_exception();
         stop.store(true, std::memory_order_relaxed);
+      }
     }
   }
 
   void worker(unsigned index) {
-    _mm_setcsr(kDefaultMxcsr);
+    set_default_mxcsr();
     uint64_t seen = 0;
     for (;;) {
       {
@@ -105,6 +129,7 @@ bool ThreadPool::run(uint64_t n, uint64_t chunk, unsigned threads, const Body& b
   s.chunk = chunk;
   s.next.store(0, std::memory_order_relaxed);
   s.stop.store(false, std::memory_order_relaxed);
+  s.failure = nullptr;
   if (helpers > 0) {
     {
       std::lock_guard lock(s.mutex);
@@ -119,7 +144,25 @@ bool ThreadPool::run(uint64_t n, uint64_t chunk, unsigned threads, const Body& b
     std::unique_lock lock(s.mutex);
     s.finished.wait(lock, [&] { return s.running == 0; });
   }
+  if (s.failure)
+    std::rethrow_exception(std::exchange(s.failure, nullptr));
   return !s.stop.load(std::memory_order_relaxed);
 }
 
-} // namespace halfway::rt
+void parallel_copy(void* dst, const void* src, size_t bytes, ThreadPool* pool, unsigned threads) {
+  constexpr uint64_t kBlock = 1 << 20;
+  auto* to = static_cast<std::byte*>(dst);
+  const auto* from = static_cast<const std::byte*>(src);
+  if (bytes < 2 * kBlock || !pool || pool->size() == 1 || threads == 1) {
+    if (bytes)
+      std::memcpy(to, from, bytes);
+    return;
+  }
+  pool->run((bytes + kBlock - 1) / kBlock, 1, threads, [&](uint64_t begin, uint64_t end) {
+    const uint64_t first = begin * kBlock, last = std::min<uint64_t>(bytes, end * kBlock);
+    std::memcpy(to + first, from + first, last - first);
+    return true;
+  });
+}
+
+} // namespace halfway::support

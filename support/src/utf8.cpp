@@ -1,4 +1,4 @@
-#include "halfway/ir/utf8.hpp"
+#include "halfway/support/utf8.hpp"
 
 namespace halfway {
 

@@ -9,9 +9,9 @@
 #include "examples.hpp"
 #include "halfway/codegen/spirv/codegen.hpp"
 #include "halfway/codegen/spirv/drivers.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/policy/policy.hpp"
+#include "halfway/support/error.hpp"
 #include "kernel_builder.hpp"
 
 #include <algorithm>

@@ -6,8 +6,8 @@
 // the backend lifts only locals the verifier's analysis calls uniform and not read from memory.
 
 #include "halfway/ir/analysis/uniformity.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/verifier.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/parse.hpp"
 #include "storage.hpp"
 

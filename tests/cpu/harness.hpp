@@ -3,9 +3,9 @@
 // oracle) and on a device from the same inputs, and compared bit for bit.
 
 #include "halfway/interp/interp.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/buffer.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 
 #include <cstring>
 #include <optional>

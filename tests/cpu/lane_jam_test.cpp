@@ -7,7 +7,7 @@
 #include "halfway/policy/registry.hpp"
 #include "halfway/runtime/cpu/device.hpp"
 #include "harness.hpp"
-#include "kernels.hpp" // bench/cpu: reduce_chunks, the benchmark that motivated the interleaving
+#include "reduce_sum.hpp" // reduce_chunks, the benchmark that motivated the interleaving
 #include "tie_inputs.hpp"
 
 #include <bit>
@@ -49,7 +49,7 @@ void expect_same_as_interpreter(const ir::VerifiedKernel& k, const Launch& in,
 }
 
 TEST(CpuLaneJam, ReduceChunksMatchesTheInterpreter) {
-  auto k = bench::reduce_chunks();
+  auto k = examples::reduce_chunks();
   const uint32_t per_lane = 37, groups = 5;
   Launch in(k.kernel());
   in.buffer(k.kernel(), "x") = make_buffer(ScalarType::F32, values(256 * groups * per_lane, 3));

@@ -1,7 +1,7 @@
 // Exhaustive sweeps: which buffer is swept, and that it holds every code once per lane position.
 #include "examples.hpp"
 #include "halfway/diff/inputs.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/parse.hpp"
 
 #include <gtest/gtest.h>

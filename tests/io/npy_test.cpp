@@ -3,7 +3,7 @@
 // byte-order conversion and refusals, raw files and reading from a pipe.
 #include "halfway/io/npy.hpp"
 #include "halfway/io/read.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <cstring>
 #include <gtest/gtest.h>

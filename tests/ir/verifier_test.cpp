@@ -3,8 +3,8 @@
 // Every rejection a .hk file can reach is checked by its exact message, with file:line:column, in
 // tests/lit/verify/.
 #include "halfway/dsl.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/verifier.hpp"
+#include "halfway/support/error.hpp"
 
 #include <gtest/gtest.h>
 

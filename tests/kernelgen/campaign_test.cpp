@@ -5,8 +5,8 @@
 // own sharding (GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX) spreads those tests over its shards, and
 // ctest runs each as its own test, so the campaign splits across processes and machines the same
 // way the CLI's --shard I/N does.
-#include "halfway/ir/error.hpp"
 #include "halfway/kernelgen/campaign.hpp"
+#include "halfway/support/error.hpp"
 
 #include <gtest/gtest.h>
 #include <set>

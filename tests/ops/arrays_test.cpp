@@ -3,10 +3,10 @@
 // computed here, zero initialisation per lane, and out-of-bounds accesses named per dimension with
 // and without the optional checks.
 #include "halfway/dsl.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/parse.hpp"
 
 #include <gtest/gtest.h>

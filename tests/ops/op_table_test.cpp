@@ -23,12 +23,12 @@
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/inputs.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/ops.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/formats.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 
 #include <algorithm>
 #include <cmath>

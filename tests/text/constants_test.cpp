@@ -2,8 +2,8 @@
 // 16-bit float types and a large sample of f32 and f64; text that names no single value of its
 // type is refused with the nearest values.
 #include "halfway/ir/bits.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/parse.hpp"
 
 #include <bit>

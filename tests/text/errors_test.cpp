@@ -1,7 +1,7 @@
 // Malformed text and ill-formed kernels: each case marks with '$' where the caret must point, and
 // lists fragments the message must contain. Parse errors and verifier errors on parsed text both
 // name file:line:column and show the offending line with a caret.
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 #include "halfway/text/parse.hpp"
 

@@ -1,7 +1,7 @@
 // Files and kernels by name: what the CLI does with a .hk file, including the clear errors for a
 // missing file and an unknown kernel.
 #include "examples.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 
 #include <filesystem>

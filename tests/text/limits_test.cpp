@@ -1,7 +1,7 @@
 // Hostile input: text above the size cap is refused (a file before it is read), control characters
 // in names and source lines are escaped in every message, and a large kernel parses in memory
 // and time proportional to its size.
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 #include "halfway/text/parse.hpp"
 

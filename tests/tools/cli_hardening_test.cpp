@@ -5,7 +5,7 @@
 #include "cli_runner.hpp"
 #include "cli_util.hpp"
 #include "halfway/io/npy.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <array>
 #include <chrono>

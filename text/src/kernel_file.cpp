@@ -1,6 +1,6 @@
 #include "halfway/text/kernel_file.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/parse.hpp"
 #include "lower.hpp"
 

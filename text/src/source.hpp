@@ -3,7 +3,7 @@
 // file:line:column plus the line's text for a caret. Every error the text library raises about a
 // place in the text is built here, so all of them look the same.
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <cstdint>
 #include <string>

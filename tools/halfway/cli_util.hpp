@@ -9,7 +9,7 @@
 //   - logging on stderr, and the one result document `--json` prints.
 
 #include "halfway/diff/report.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <atomic>
 #include <chrono>

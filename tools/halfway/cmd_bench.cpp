@@ -3,8 +3,8 @@
 // creation, cold caches) are left out, and the median, min and max of the rest are reported.
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 #include "launch_setup.hpp"
 
 #include <algorithm>

@@ -7,10 +7,10 @@
 #include "examples.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/inputs.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/policy/registry.hpp"
+#include "halfway/support/error.hpp"
 #include "launch_setup.hpp"
 #include "workload_inputs.hpp"
 

@@ -2,9 +2,9 @@
 // math-precision profile (the op table's device precision column, for a Vulkan device).
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/ops.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 
 #include <memory>
 #include <sstream>

@@ -5,8 +5,8 @@
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/report.hpp"
 #include "halfway/io/npy.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 #include "launch_setup.hpp"
 #include "pipeline_cli.hpp"
 

@@ -2,10 +2,10 @@
 // kernel's current budget (opt-in flags apply).
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/policy/policy.hpp"
+#include "halfway/support/error.hpp"
 #include "launch_setup.hpp"
 
 #ifdef HALFWAY_HAVE_LLVM_CODEGEN

@@ -3,9 +3,9 @@
 // saying what was fused and what was refused and why; the whole output parses back.
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/pipeline/fuse.hpp"
 #include "halfway/pipeline/text.hpp"
+#include "halfway/support/error.hpp"
 #include "launch_setup.hpp"
 #include "pipeline_cli.hpp"
 

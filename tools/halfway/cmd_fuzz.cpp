@@ -4,9 +4,9 @@
 // "N kernels, M mismatches, K unexplained". Exit 0 only when nothing is unexplained.
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/kernelgen/campaign.hpp"
+#include "halfway/support/error.hpp"
 #include "launch_setup.hpp"
 
 #include <cerrno>

@@ -1,8 +1,8 @@
 // `halfway ops`: the op table as Markdown (specs/op-table.md is this output).
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/op_table_doc.hpp"
+#include "halfway/support/error.hpp"
 
 namespace halfway::cli {
 

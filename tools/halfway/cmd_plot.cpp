@@ -3,7 +3,7 @@
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "halfway/io/read.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -7,11 +7,11 @@
 // the campaign judges the kernel now.
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/kernelgen/campaign.hpp"
 #include "halfway/kernelgen/reduce.hpp"
 #include "halfway/policy/policy.hpp"
+#include "halfway/support/error.hpp"
 #include "launch_setup.hpp"
 
 #include <array>

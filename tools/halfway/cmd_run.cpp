@@ -3,8 +3,8 @@
 #include "commands.hpp"
 #include "halfway/diff/compare.hpp"
 #include "halfway/io/npy.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 #include "launch_setup.hpp"
 #include "pipeline_cli.hpp"
 

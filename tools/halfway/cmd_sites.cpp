@@ -2,10 +2,10 @@
 // made it, and the kernel's budget under the current policy (opt-in flags apply here too).
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/pipeline/fused_budget.hpp"
 #include "halfway/policy/policy.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 #include "launch_setup.hpp"
 

@@ -1,9 +1,9 @@
 #include "demo_fusion.hpp"
 
 #include "cli_util.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/pipeline/fuse.hpp"
 #include "halfway/policy/registry.hpp"
+#include "halfway/support/error.hpp"
 #include "pipelines.hpp"
 
 #include <chrono>

@@ -5,12 +5,12 @@
 #include "halfway/io/npy.hpp"
 #include "halfway/io/read.hpp"
 #include "halfway/ir/bits.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/pipeline/text.hpp"
 #include "halfway/policy/flag.hpp"
 #include "halfway/policy/policy.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/text/kernel_file.hpp"
 #include "halfway/text/parse.hpp"
 

@@ -3,7 +3,7 @@
 // a result document holding the error).
 #include "cli_util.hpp"
 #include "commands.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "halfway/version.hpp"
 #include "launch_setup.hpp"
 

@@ -4,10 +4,10 @@
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/inputs.hpp"
 #include "halfway/diff/report.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/pipeline/run.hpp"
 #include "halfway/pipeline/text.hpp"
 #include "halfway/runtime/device.hpp"
+#include "halfway/support/error.hpp"
 
 #include <algorithm>
 #include <set>

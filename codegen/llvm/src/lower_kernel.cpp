@@ -1,6 +1,6 @@
 // The kernel's frame: lower_kernel() itself, the entry function, the loop over workgroups (or
 // over rows of workgroups in flat mode) and the allocas of locals.
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "lowering.hpp"
 
 #include <llvm/IR/DiagnosticInfo.h>

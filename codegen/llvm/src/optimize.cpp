@@ -1,6 +1,6 @@
 #include "halfway/codegen/llvm/optimize.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <llvm/IR/Module.h>
 #include <llvm/MC/TargetRegistry.h>

@@ -5,8 +5,8 @@
 
 #include "halfway/codegen/spirv/codegen.hpp"
 #include "halfway/codegen/spirv/module.hpp"
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/kernel.hpp"
+#include "halfway/support/error.hpp"
 #include "op_table.hpp"
 
 #include <array>

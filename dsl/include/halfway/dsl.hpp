@@ -6,4 +6,4 @@
 #include "halfway/dsl/memory.hpp"
 #include "halfway/dsl/types.hpp"
 #include "halfway/dsl/value.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"

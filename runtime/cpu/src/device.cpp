@@ -5,9 +5,9 @@
 #include "halfway/codegen/llvm/host.hpp"
 #include "halfway/codegen/llvm/lower.hpp"
 #include "halfway/policy/policy.hpp"
-#include "halfway/runtime/cpu/thread_pool.hpp"
 #include "halfway/runtime/factories.hpp"
 #include "halfway/runtime/memo.hpp"
+#include "halfway/support/thread_pool.hpp"
 #include "jit.hpp"
 #include "launch_args.hpp"
 
@@ -132,7 +132,7 @@ struct CpuDevice::Impl {
   policy::Registry* registry;
   CpuDeviceOptions options;
   DeviceInfo info;
-  ThreadPool pool;
+  support::ThreadPool pool;
   std::once_flag jit_once;
   std::unique_ptr<cpu_detail::Jit> jit;
   LaunchMemo<Compiled> memo;
@@ -377,7 +377,7 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
     unsigned threads = options.deterministic ? 1 : options.threads;
     bool ok;
     if (!parallel || threads == 1 || groups == 1 || impl_->pool.size() == 1) {
-      DefaultFloatEnvironment env;
+      support::DefaultFloatEnvironment env;
       ok = run_range(0, groups);
     } else {
       unsigned n = threads == 0 ? impl_->pool.size() : threads;

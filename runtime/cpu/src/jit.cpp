@@ -3,7 +3,7 @@
 #include "halfway/codegen/llvm/host.hpp"
 #include "halfway/codegen/llvm/optimize.hpp"
 #include "halfway/codegen/llvm/runtime_symbols.hpp"
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <chrono>
 #include <ctime>

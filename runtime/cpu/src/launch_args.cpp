@@ -80,21 +80,7 @@ uint64_t written_bytes(const ir::Kernel& k, std::span<const Arg> args) {
   return bytes;
 }
 
-void Snapshot::copy(std::byte* to, const std::byte* from, uint64_t bytes, ThreadPool* pool,
-                    unsigned threads) {
-  constexpr uint64_t kBlock = 1 << 20;
-  if (bytes < 2 * kBlock || pool->size() == 1 || threads == 1) {
-    std::memcpy(to, from, bytes);
-    return;
-  }
-  pool->run((bytes + kBlock - 1) / kBlock, 1, threads, [&](uint64_t begin, uint64_t end) {
-    uint64_t first = begin * kBlock, last = std::min(bytes, end * kBlock);
-    std::memcpy(to + first, from + first, last - first);
-    return true;
-  });
-}
-
-Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args, ThreadPool& pool,
+Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args, support::ThreadPool& pool,
                    unsigned threads)
     : pool_(&pool), threads_(threads) {
   bytes_ = written_bytes(k, args);
@@ -105,7 +91,7 @@ Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args, ThreadPool& p
     if (first_written(k, args, i)) {
       HostBuffer* b = args[i].buffer;
       if (b->size())
-        copy(p, b->data(), b->size_bytes(), pool_, threads_);
+        support::parallel_copy(p, b->data(), b->size_bytes(), pool_, threads_);
       saved_.push_back({b, p});
       p += b->size_bytes();
     }
@@ -114,7 +100,7 @@ Snapshot::Snapshot(const ir::Kernel& k, std::span<const Arg> args, ThreadPool& p
 void Snapshot::restore() const {
   for (const Saved& s : saved_)
     if (s.buffer->size())
-      copy(s.buffer->data(), s.copy, s.buffer->size_bytes(), pool_, threads_);
+      support::parallel_copy(s.buffer->data(), s.copy, s.buffer->size_bytes(), pool_, threads_);
 }
 
 } // namespace halfway::rt::cpu_detail

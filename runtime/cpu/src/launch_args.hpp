@@ -4,7 +4,7 @@
 
 #include "halfway/codegen/llvm/abi.hpp"
 #include "halfway/runtime/buffer.hpp"
-#include "halfway/runtime/cpu/thread_pool.hpp"
+#include "halfway/support/thread_pool.hpp"
 
 #include <atomic>
 #include <vector>
@@ -42,9 +42,10 @@ uint64_t written_bytes(const ir::Kernel& k, std::span<const Arg> args);
 
 class Snapshot {
 public:
-  // Copies large buffers on `pool` (`threads` as in ThreadPool::run): one thread alone does not
-  // reach the memory bandwidth the kernel itself gets.
-  Snapshot(const ir::Kernel& k, std::span<const Arg> args, ThreadPool& pool, unsigned threads);
+  // Copies large buffers on `pool` (`threads` as in support::ThreadPool::run): one thread alone
+  // does not reach the memory bandwidth the kernel itself gets.
+  Snapshot(const ir::Kernel& k, std::span<const Arg> args, support::ThreadPool& pool,
+           unsigned threads);
   void restore() const;
   uint64_t bytes() const { return bytes_; }
 
@@ -53,10 +54,8 @@ private:
     HostBuffer* buffer;
     std::byte* copy;
   };
-  static void copy(std::byte* to, const std::byte* from, uint64_t bytes, ThreadPool* pool,
-                   unsigned threads);
   std::vector<Saved> saved_;
-  ThreadPool* pool_;
+  support::ThreadPool* pool_;
   unsigned threads_;
   uint64_t bytes_ = 0;
 };

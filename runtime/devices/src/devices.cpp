@@ -1,6 +1,6 @@
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/factories.hpp"
 #include "halfway/runtime/interp_device.hpp"
+#include "halfway/support/error.hpp"
 
 namespace halfway::rt {
 

@@ -1,7 +1,7 @@
 #include "halfway/runtime/vulkan/device_info.hpp"
 
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/support/error.hpp"
 
 #include <sstream>
 #include <vulkan/vulkan_core.h>

@@ -1,8 +1,8 @@
 #pragma once
 // Private: what a Device holds, shared with its Buffers and Pipelines.
 
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/vulkan/device.hpp"
+#include "halfway/support/error.hpp"
 
 #include <cstddef>
 #include <map>

@@ -1,7 +1,7 @@
 #include "halfway/runtime/vulkan/dispatch.hpp"
 
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/support/error.hpp"
 
 namespace halfway::vk {
 

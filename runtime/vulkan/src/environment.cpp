@@ -1,6 +1,6 @@
 #include "halfway/runtime/vulkan/environment.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <cstdlib>
 

@@ -2,7 +2,7 @@
 // Private: the one place that touches volk's process-global state, and the shared wording of
 // "no Vulkan here" errors.
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <chrono>
 #include <cstdint>

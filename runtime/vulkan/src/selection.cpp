@@ -1,6 +1,6 @@
 #include "halfway/runtime/vulkan/selection.hpp"
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 #include "loader.hpp"
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 // passed) or ErrorKind::Interrupted (the flag was raised), naming the kernel, the device and the
 // elapsed time.
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -1,6 +1,8 @@
 #pragma once
-// Constructors of the devices, one per backend library. runtime/src/devices.cpp maps device
-// names to these; a backend left out of the build is simply absent from device_names().
+// Constructors of the devices, one per backend library, declared here below them all: each
+// device library defines its own (runtime/cpu, runtime/vkdevice, runtime/devices for the
+// interpreter), and runtime/devices/src/devices.cpp maps device names to them; a backend left
+// out of the build is simply absent from device_names().
 
 #include "halfway/runtime/device.hpp"
 

@@ -1,15 +1,18 @@
 #pragma once
-// A small fixed pool of worker threads for the CPU device (and for the benchmarks' hand-written
-// baselines, so that both run with the same threading). Workers start with the default MXCSR
-// (round to nearest, no FTZ or DAZ), and the calling thread runs with it for the duration of a
-// job: generated code rounds f32 -> f16 through MXCSR (vcvtps2ph $4) and FTZ/DAZ would change
-// f32 arithmetic (docs/measured.md).
+// halfway's one thread mechanism: a small fixed pool of worker threads, used by the interpreter
+// (its workgroup batches), the CPU device (its workgroups) and the benchmarks' hand-written
+// baselines, so that all of them run with the same threading. Workers start with the default
+// MXCSR (round to nearest, no FTZ or DAZ), and the calling thread runs with it for the duration
+// of a job: the host's f32/f64 instructions and F16C conversions follow MXCSR (generated code
+// rounds f32 -> f16 with vcvtps2ph $4), and FTZ/DAZ would change f32 arithmetic
+// (docs/measured.md). A thread created by a caller that changed MXCSR would inherit the change.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 
-namespace halfway::rt {
+namespace halfway::support {
 
 class ThreadPool {
 public:
@@ -23,8 +26,9 @@ public:
 
   // Calls body(begin, end) over consecutive chunks of [0, n) of at most `chunk` items, on up to
   // `threads` threads (0: all), the caller included, and returns when every started chunk is
-  // done. Once any call returns false no further chunk starts, and run returns false. One job at
-  // a time: concurrent callers are serialised.
+  // done. Once any call returns false or throws, no further chunk starts: run returns false, or
+  // rethrows the first exception a chunk threw. One job at a time: concurrent callers are
+  // serialised.
   using Body = std::function<bool(uint64_t begin, uint64_t end)>;
   bool run(uint64_t n, uint64_t chunk, unsigned threads, const Body& body);
 
@@ -33,7 +37,12 @@ private:
   std::unique_ptr<State> state_;
 };
 
-// Sets the default MXCSR (0x1f80) on this thread until destroyed, then restores the old value.
+// memcpy, split into blocks over up to `threads` threads of `pool` when it is large enough for
+// that to pay (one thread alone does not reach the memory bandwidth); `pool` may be null.
+void parallel_copy(void* dst, const void* src, size_t bytes, ThreadPool* pool, unsigned threads);
+
+// Sets the default MXCSR (0x1f80: all exceptions masked, round to nearest, FTZ and DAZ off) on
+// this thread until destroyed, then restores the old value.
 class DefaultFloatEnvironment {
 public:
   DefaultFloatEnvironment();
@@ -42,7 +51,7 @@ public:
   DefaultFloatEnvironment& operator=(const DefaultFloatEnvironment&) = delete;
 
 private:
-  unsigned saved_;
+  unsigned saved_ = 0;
 };
 
-} // namespace halfway::rt
+} // namespace halfway::support

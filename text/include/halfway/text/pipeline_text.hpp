@@ -4,8 +4,8 @@
 // are not resolved here: the pipeline library binds the launches to the file's kernels, and its
 // errors point at the places recorded here.
 
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/types.hpp"
+#include "halfway/support/error.hpp"
 
 #include <array>
 #include <cstdint>

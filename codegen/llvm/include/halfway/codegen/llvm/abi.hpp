@@ -13,8 +13,8 @@
 // 2 when cancellable code saw *args->cancel nonzero. An out-of-bounds access at a 32-bit index
 // under Guarded faults in the buffer's guard instead of returning (runtime/cpu/src/guard.hpp).
 
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/kernel.hpp"
+#include "halfway/support/error.hpp"
 
 #include <atomic>
 #include <cstddef>

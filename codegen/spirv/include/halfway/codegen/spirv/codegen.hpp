@@ -78,9 +78,9 @@
 // only take 16/32-bit floats applied to f64, bf16 fma, integer-to-f32/f64 conversions with a
 // directed rounding mode, and push-constant blocks over 128 bytes.
 
-#include "halfway/ir/error.hpp"
 #include "halfway/ir/verifier.hpp"
 #include "halfway/policy/budget.hpp"
+#include "halfway/support/error.hpp"
 
 #include <array>
 #include <cstddef>

@@ -14,12 +14,12 @@
 // Device is not thread-safe; use one per thread or lock around it. After the device is lost,
 // every call throws.
 
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/vulkan/buffer.hpp"
 #include "halfway/runtime/vulkan/device_info.hpp"
 #include "halfway/runtime/vulkan/dispatch.hpp"
 #include "halfway/runtime/vulkan/features.hpp"
 #include "halfway/runtime/vulkan/program.hpp"
+#include "halfway/support/error.hpp"
 
 #include <cstddef>
 #include <cstdint>

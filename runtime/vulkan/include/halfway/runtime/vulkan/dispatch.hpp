@@ -8,7 +8,7 @@
 // and returns when group >= total (the grid may hold up to y-1 extra groups). The total must
 // therefore reach the shader, usually as a push constant.
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <array>
 #include <chrono>

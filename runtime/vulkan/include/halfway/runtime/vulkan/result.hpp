@@ -6,7 +6,7 @@
 // they are what users hit on real GPUs: a lost device cannot run anything more, and memory
 // errors usually mean a buffer too big for the card.
 
-#include "halfway/ir/error.hpp"
+#include "halfway/support/error.hpp"
 
 #include <string>
 #include <string_view>

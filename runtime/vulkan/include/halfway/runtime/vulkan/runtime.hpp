@@ -12,9 +12,9 @@
 // The rest of halfway keeps working without Vulkan: nothing here aborts, and a missing loader,
 // driver or device is an Error from the constructor.
 
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/vulkan/device.hpp"
 #include "halfway/runtime/vulkan/instance.hpp"
+#include "halfway/support/error.hpp"
 
 #include <map>
 #include <memory>

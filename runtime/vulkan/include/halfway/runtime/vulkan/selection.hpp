@@ -9,8 +9,8 @@
 // unusable devices, is an error listing what there is: silently falling back would benchmark the
 // wrong device.
 
-#include "halfway/ir/error.hpp"
 #include "halfway/runtime/vulkan/device_info.hpp"
+#include "halfway/support/error.hpp"
 
 #include <cstddef>
 #include <string>
