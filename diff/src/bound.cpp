@@ -160,6 +160,15 @@ Bound relaxed_accumulation_bound(const interp::AccumulationRecord& record, ir::S
   double error = 2 * gamma * sum;
   if (num::flushes(*acc, controls))
     error += 2 * m * static_cast<double>(record.terms) * num::info(*acc).min_normal_value;
+  // Underflow: a subnormal product is off by up to half the smallest subnormal, absolutely, and
+  // the monomial's later factors scale that (campaign 20261207, kernel 28489: an f16 sum of
+  // x * 2^-21 * -1409, whose inner product the CPU device kept unrounded).
+  const double eta =
+      std::ldexp(num::info(*acc).min_normal_value, -static_cast<int>(num::info(*acc).precision()));
+  const double weight = record.upper_underflow_weight();
+  if (!std::isfinite(weight))
+    return b;
+  error += 2 * eta * weight * (1 + gamma);
   b.kind = Bound::Kind::RelaxedAccumulation;
   b.error = error * kSlack;
   b.exact = num::to_double(*t, reference);

@@ -262,6 +262,21 @@ double magnitude(Exec& x, uint32_t reg, ir::ScalarType type, uint32_t lane) {
   return std::fabs(num::to_double(ir::format_of(type), bits));
 }
 
+// The underflow weight of a product p*q of two sums of monomials (shadow.hpp): an underflow
+// inside p_i is scaled by q_j's factors and one inside q_j by p_i's, and the product's own
+// rounding adds one unscaled eta per pair, unless it cannot be subnormal on any device: both
+// sides single monomials (no cancellation, so |p*q| is their |product|) at least twice the
+// smallest normal (a device's partial products differ from ours by far less than a factor 2), or
+// exactly zero.
+double product_weight(const AccLane& p, const AccLane& q, ir::ScalarType type) {
+  const double product = p.sum * q.sum; // (an exact zero has no rounding error)
+  const bool normal =
+      p.terms == 1 && q.terms == 1 &&
+      (product == 0 || product >= 2 * num::info(ir::format_of(type)).min_normal_value);
+  return p.weight * q.big + p.big * q.weight +
+         (normal ? 0.0 : static_cast<double>(p.terms) * static_cast<double>(q.terms));
+}
+
 // Counts the monomials of `tree` on `lane` (shadow.hpp): a leaf is one term of its |value|, or
 // the partial sum it reads; sums add their terms, products multiply them (each monomial one
 // multiplication deeper), an fma does both.
@@ -283,7 +298,8 @@ AccLane evaluate(Exec& x, const std::vector<AccPlan::TreeOp>& tree, uint32_t lan
     switch (op.op) {
     case Arith::Leaf:
       if (op.source == Source::Value) {
-        v[i] = {0, 1, 0, AccLane::Valid, magnitude(x, op.reg, op.type, lane)};
+        const double m = magnitude(x, op.reg, op.type, lane);
+        v[i] = {0, 1, 0, AccLane::Valid, m, 0, std::max(1.0, m)};
       } else if (op.source == Source::Local) {
         v[i] = x.acc_lanes()[size_t{lane} * plan.locals.size() + op.slot];
       } else {
@@ -295,21 +311,31 @@ AccLane evaluate(Exec& x, const std::vector<AccPlan::TreeOp>& tree, uint32_t lan
         v[i] = kUnbounded;
       break;
     case Arith::Add:
-      v[i] = {arg(0).steps + arg(1).steps, arg(0).terms + arg(1).terms,
-              std::max(arg(0).depth, arg(1).depth), state(2), arg(0).sum + arg(1).sum};
+      v[i] = {arg(0).steps + arg(1).steps,
+              arg(0).terms + arg(1).terms,
+              std::max(arg(0).depth, arg(1).depth),
+              state(2),
+              arg(0).sum + arg(1).sum,
+              arg(0).weight + arg(1).weight,
+              arg(0).big + arg(1).big};
       break;
     case Arith::Neg:
       v[i] = arg(0);
       break;
     case Arith::Mul:
-      v[i] = {arg(0).steps + arg(1).steps, arg(0).terms * arg(1).terms,
-              arg(0).depth + arg(1).depth + 1, state(2), arg(0).sum * arg(1).sum};
+      v[i] = {arg(0).steps + arg(1).steps,     arg(0).terms * arg(1).terms,
+              arg(0).depth + arg(1).depth + 1, state(2),
+              arg(0).sum * arg(1).sum,         product_weight(arg(0), arg(1), op.type),
+              arg(0).big * arg(1).big};
       break;
     case Arith::Fma:
       v[i] = {arg(0).steps + arg(1).steps + arg(2).steps,
               arg(0).terms * arg(1).terms + arg(2).terms,
-              std::max(arg(0).depth + arg(1).depth + 1, arg(2).depth), state(3),
-              arg(0).sum * arg(1).sum + arg(2).sum};
+              std::max(arg(0).depth + arg(1).depth + 1, arg(2).depth),
+              state(3),
+              arg(0).sum * arg(1).sum + arg(2).sum,
+              product_weight(arg(0), arg(1), op.type) + arg(2).weight,
+              arg(0).big * arg(1).big + arg(2).big};
       break;
     }
   }
@@ -356,6 +382,7 @@ void acc_action(Exec& x, const CStmt& cs, const LaneMask& m) {
       r.terms = l.terms;
       r.depth = l.depth;
       r.abs_sum = l.sum;
+      r.underflow_weight = l.weight;
     }
   };
   // The tracked shared element a store or atomic of `lane` wrote, or null (out of range: the
@@ -369,10 +396,12 @@ void acc_action(Exec& x, const CStmt& cs, const LaneMask& m) {
   case AccPlan::Kind::Define:
     for_active(m, [&](uint32_t lane) {
       AccLane& l = lanes[static_cast<size_t>(lane) * slots + a.slot];
-      if (a.dynamic)
+      if (a.dynamic) {
         l = evaluate(x, a.tree, lane);
-      else
-        l = AccLane{0, 1, 0, AccLane::Valid, magnitude(x, a.reg, a.type, lane)};
+      } else {
+        const double v = magnitude(x, a.reg, a.type, lane);
+        l = AccLane{0, 1, 0, AccLane::Valid, v, 0, std::max(1.0, v)};
+      }
     });
     break;
   case AccPlan::Kind::Step:
@@ -389,6 +418,8 @@ void acc_action(Exec& x, const CStmt& cs, const LaneMask& m) {
       l.terms += t.terms;
       l.depth = std::max(l.depth, t.depth);
       l.sum += t.sum;
+      l.weight += t.weight;
+      l.big += t.big;
     });
     break;
   case AccPlan::Kind::Invalidate:

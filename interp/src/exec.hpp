@@ -57,6 +57,9 @@ struct AccLane {
   uint32_t depth = 0;
   State state = Undefined;
   double sum = 0;
+  // Underflow (AccumulationRecord::underflow_weight): `weight` as there; `big` sums, over the
+  // monomials, the product of max(1, |leaf|) (what a later product scales an underflow by).
+  double weight = 0, big = 0;
 };
 
 enum class SharedAccess : uint8_t { Read, Write, Atomic };

@@ -1,6 +1,7 @@
 // Accumulation records (shadow.hpp, AccumulationRecord): the term count and sum of |terms| the
 // interpreter keeps for relaxed accumulation, checked against independent computations.
 #include "gemv_fp8_rows.hpp"
+#include "halfway/text/parse.hpp"
 #include "helpers.hpp"
 
 #include <algorithm>
@@ -144,6 +145,40 @@ TEST(Accumulation, ShapesClearsAndTaint) {
     for (int j = 0; j < 8; ++j)
       want += double(xs[j]) * xs[j] * 0.5;
     EXPECT_DOUBLE_EQ(r.abs_sum, want);
+  }
+}
+
+// The underflow weight (shadow.hpp): s = s + x * 2^-21 * -1409 in f16, two steps. For x = 1 the
+// inner product (4.8e-7) may be subnormal and the outer one scales its error by 1409: 1409 per
+// step. For x = 1000 both products are normal (0.00048 and 0.67): no weight. For x = 0 the inner
+// product is an exact zero: none either.
+TEST(Accumulation, UnderflowWeightCountsSubnormalProductsAndWhatScalesThem) {
+  const ir::VerifiedKernel k = text::parse_verified(R"(
+kernel tiny_products workgroup(1, 1, 1) {
+  param x: buffer<f16, read>;
+  param y: buffer<f16, write>;
+  let s: f16 = 0.0:f16;
+  for j: u32 = 0:u32 to 2:u32 step 1:u32 {
+    s = add(s, mul(mul(x[0:u32], 4.7683716e-07:f16), -1409.0:f16));
+  }
+  y[0:u32] = s;
+})",
+                                                    "tiny_products.hk")[0];
+  for (const auto& [x_bits, want] : {std::pair<uint16_t, double>{0x3c00, 2 * 1409.0},
+                                     {0x63d0, 0.0}, // 1000
+                                     {0x0000, 0.0}}) {
+    rt::HostBuffer x(ScalarType::F16, 1), y(ScalarType::F16, 1);
+    x.set_bits(0, x_bits);
+    interp::Options o;
+    o.shadow = true;
+    const interp::Stats s = interp::test::launch(k, 1, {rt::Arg::of(x), rt::Arg::of(y)}, o);
+    ASSERT_EQ(s.accumulations.size(), 1u);
+    const interp::AccumulationRecord& r = s.accumulations[0];
+    ASSERT_TRUE(r.bounded);
+    EXPECT_EQ(r.terms, 3u);
+    EXPECT_EQ(r.depth, 2u);
+    EXPECT_DOUBLE_EQ(r.underflow_weight, want) << x_bits;
+    EXPECT_GE(r.upper_underflow_weight(), want);
   }
 }
 

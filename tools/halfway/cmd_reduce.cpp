@@ -38,7 +38,9 @@ struct ReduceCliOptions {
 };
 
 // The options of the first `// halfway diff FILE ...` comment line of `text`, as (name, value)
-// pairs: "--grid" "64", "--exact-models" "", "--accept-single-rounding" "=K:R".
+// pairs: "--grid" "64", "--exact-models" "", "--accept-single-rounding" "=K:R" (and the same for
+// "--accept-relaxed-accumulation", which campaigns of seed 20261207 and before wrote but this
+// function dropped: `reduce --judge` and scripts/fuzz-recheck judged such findings strictly).
 std::vector<std::pair<std::string, std::string>> header_options(const std::string& text) {
   std::vector<std::pair<std::string, std::string>> out;
   std::istringstream lines(text);
@@ -48,8 +50,13 @@ std::vector<std::pair<std::string, std::string>> header_options(const std::strin
     std::istringstream words(line.substr(16));
     std::vector<std::string> w{std::istream_iterator<std::string>(words), {}};
     for (size_t i = 1; i < w.size(); ++i) {
-      if (w[i].rfind("--accept-single-rounding", 0) == 0)
-        out.emplace_back("--accept-single-rounding", w[i].substr(24));
+      // The opt-ins are one word each, --accept-...=KERNEL:REASON.
+      const std::string single = "--accept-single-rounding",
+                        relaxed = "--accept-relaxed-accumulation";
+      if (w[i].rfind(single, 0) == 0)
+        out.emplace_back(single, w[i].substr(single.size()));
+      else if (w[i].rfind(relaxed, 0) == 0)
+        out.emplace_back(relaxed, w[i].substr(relaxed.size()));
       else if (w[i] == "--exact-models")
         out.emplace_back(w[i], "");
       else if (w[i].rfind("--", 0) == 0 && i + 1 < w.size())

@@ -34,7 +34,9 @@
 // plus the multiplications inside it) and gamma_m = m*u / (1 - m*u); S = upper_abs_sum(), an upper
 // bound of the exact Sum|t_k| over the rounding of the interpreter's double bookkeeping. Where the
 // device flushes subnormals of the accumulation type, each of the m operations on a term may lose
-// up to one smallest normal more: 2 * m * terms * min_normal is added. The bound is computed in
+// up to one smallest normal more: 2 * m * terms * min_normal is added. A product that may be
+// subnormal is off by up to eta (half the smallest subnormal spacing) absolutely, scaled by the
+// factors after it: 2 * eta * W * (1 + gamma_m) is added, W = upper_underflow_weight(). The bound is computed in
 // double and inflated by 2^-50 relative so that its own rounding never shrinks it. An element
 // whose record is unbounded, whose Sum|t_k| is not finite or whose m*u >= 1/2 is unchecked.
 

@@ -123,7 +123,14 @@ public:
 //    terms + depth operations on a monomial's path has relative error <= 2^-53 on non-negative
 //    values, so the exact sum is at most abs_sum * (1 + gamma) with
 //    gamma = m * 2^-53 / (1 - m * 2^-53), m = terms + depth, plus terms * 2^-1074 where double
-//    products underflow (upper_abs_sum() below). +inf or NaN when a leaf is not finite.
+//    products underflow (upper_abs_sum() below). +inf or NaN when a leaf is not finite;
+//  - underflow_weight: a product whose result is subnormal is off by up to half the smallest
+//    subnormal spacing eta, not by a relative error, and the monomial's later factors scale that
+//    (specs/f16-narrowing-barrier.md §5, "Underflow"). The weight is the sum, over the monomials
+//    and over their multiplications that may underflow, of Prod max(1, |leaf|) over the leaves
+//    multiplied in after it, in the same double bookkeeping; a multiplication of two single
+//    monomials whose |product| is at least twice the smallest normal cannot underflow and counts
+//    nothing. upper_underflow_weight() bounds the exact weight.
 // A store whose value is such a local, or a float conversion of it (`y[row] = acc`,
 // `y16[row] = narrow<f16>(acc)`), makes one AccumulationRecord per active lane. The bookkeeping
 // becomes unbounded (bounded == false on the records) when a lane's sum is defined from, or a
@@ -144,11 +151,17 @@ struct AccumulationRecord {
   uint64_t terms = 0;                        // terms summed, the initial value included
   uint32_t depth = 0;                        // most multiplications in one term
   double abs_sum = 0;                        // Sum |t_k| as computed (see above)
+  double underflow_weight = 0;               // as computed (see above)
 
   // An upper bound of the exact Sum |t_k|, accounting for the rounding of abs_sum.
-  double upper_abs_sum() const {
+  double upper_abs_sum() const { return inflate(abs_sum); }
+  // The same for underflow_weight.
+  double upper_underflow_weight() const { return inflate(underflow_weight); }
+
+private:
+  double inflate(double v) const {
     const double m = static_cast<double>(terms + depth + 1) * 0x1p-53;
-    return abs_sum * (1 + m / (1 - m)) * (1 + 0x1p-52) + static_cast<double>(terms) * 0x1p-1074;
+    return v * (1 + m / (1 - m)) * (1 + 0x1p-52) + static_cast<double>(terms) * 0x1p-1074;
   }
 };
 
