@@ -35,7 +35,7 @@ namespace {
 // `assumed`: a local counted as a constant (its own assignments are being checked); `depth`: the
 // locals followed so far, bounded so that locals assigned from each other end the recursion.
 bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads = true,
-                   uint32_t assumed = ir::kNone, int depth = 0);
+                   uint32_t assumed = ir::kNone, int depth = 0, ExprId assumed_value = ir::kNone);
 
 // The value of a local that only its let assigns, which the driver propagates into every read
 // (the module's function variable becomes one SSA value): campaign 20261205, kernel 44542,
@@ -176,6 +176,22 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
                                  : *v;
     return ir::truncate_bits(e.type, widened);
   }
+  // Integer not, neg and abs of a literal (campaign 20261207, kernel 28185: an if's condition
+  // lt(not(select(true, -717711736:i32, -1:i32)), min(3:i32, abs(18:i32))), a literal false).
+  if (!ir::is_float(e.type) && e.nargs == 1 &&
+      (e.op == Op::Not || e.op == Op::Neg || e.op == Op::Abs)) {
+    const auto v = literal(k, e.args[0]);
+    if (!v)
+      return std::nullopt;
+    if (e.type == ScalarType::Bool)
+      return e.op == Op::Not ? std::optional<uint64_t>(*v ^ 1) : std::nullopt;
+    const int64_t x = ir::sign_extend(*v, ir::info(e.type).bits);
+    const uint64_t r = e.op == Op::Not                         ? ~*v
+                       : e.op == Op::Neg                       ? 0 - *v
+                       : (ir::info(e.type).is_signed && x < 0) ? 0 - *v
+                                                               : *v;
+    return ir::truncate_bits(e.type, r);
+  }
   if ((ir::is_float(e.type) && e.op != Op::Min && e.op != Op::Max) || e.nargs != 2)
     return std::nullopt;
   if (e.op == Op::Rem && literal(k, e.args[1]) == uint64_t{1})
@@ -205,6 +221,38 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
       return x == y;
     case Op::Ne:
       return x != y;
+    default:
+      return std::nullopt;
+    }
+  }
+  // An integer comparison, min or max of literals, signed or not as the operands' type says.
+  if (!ir::is_float(operands) && operands != ScalarType::Bool &&
+      (ir::info(e.op).family == ir::OpFamily::Compare || e.op == Op::Min || e.op == Op::Max)) {
+    const uint32_t w = ir::info(operands).bits;
+    const bool is_signed = ir::info(operands).is_signed;
+    // Ordered as the type orders them: signed values offset by 2^63 compare as unsigned.
+    const auto key = [&](uint64_t v) {
+      return is_signed ? static_cast<uint64_t>(ir::sign_extend(v, w)) ^ (uint64_t{1} << 63)
+                       : ir::truncate_bits(operands, v);
+    };
+    const uint64_t x = key(*a), y = key(*b);
+    switch (e.op) {
+    case Op::Lt:
+      return x < y;
+    case Op::Le:
+      return x <= y;
+    case Op::Gt:
+      return x > y;
+    case Op::Ge:
+      return x >= y;
+    case Op::Eq:
+      return x == y;
+    case Op::Ne:
+      return x != y;
+    case Op::Min:
+      return x <= y ? *a : *b;
+    case Op::Max:
+      return x >= y ? *a : *b;
     default:
       return std::nullopt;
     }
@@ -346,46 +394,53 @@ bool private_load_folded(const ir::Kernel& k, ExprId load_id) {
 bool constant_local(const ir::Kernel& k, uint32_t local, bool private_loads, int depth) {
   if (depth > 8)
     return false;
-  bool any = false;
-  // (A branch a literal condition never takes is gone to the driver, with what it assigns:
-  // campaign 20261206, kernel 15920, `let v2: f16 = floor(0.0234375); if xor(true, or(true, ..))
-  // { v2 = ..; }`, then fma(x, v2, y) folded as one by +0.0.)
-  // Which arms of an if the driver keeps: both, unless its condition is a literal.
-  auto arms = [&](const ir::Stmt& t) {
-    const std::optional<uint64_t> c =
-        t.kind == ir::StmtKind::If ? literal(k, t.a) : std::optional<uint64_t>{};
-    const int taken = c.has_value() ? (c.value() != 0 ? 1 : 0) : -1;
-    return std::pair<bool, bool>{taken != 0, taken != 1};
+  // The driver's straight-line code: the body's statements, with the arm a literal condition
+  // takes in place of its if (the other arm is gone, with what it assigns: campaign 20261206,
+  // kernel 15920, `if xor(true, or(true, ..)) { v2 = ..; }`; campaign 20261207, kernel 28185,
+  // `if false {} else { v12 = 0.0; }`). Each assignment there must be constant, given the value
+  // the local holds just before it; one anywhere else (a loop, a branch) makes it no constant.
+  bool any = false, ok = true;
+  ExprId current = ir::kNone; // the value the local holds, where known
+  auto sets = [&](const ir::Body& block) {
+    bool found = false;
+    ir::for_each_stmt(block, [&](const ir::Stmt& t) { found = found || t.local == local; });
+    return found;
   };
-  std::function<bool(const ir::Body&)> sets = [&](const ir::Body& block) {
-    for (const ir::Stmt& t : block) {
-      const auto [then_arm, else_arm] = arms(t);
-      if (t.local == local || (then_arm && sets(t.body)) || (else_arm && sets(t.else_body)))
-        return true;
+  std::function<void(const ir::Body&)> walk = [&](const ir::Body& block) {
+    for (const ir::Stmt& s : block) {
+      if (!ok)
+        return;
+      const std::optional<uint64_t> c =
+          s.kind == ir::StmtKind::If ? literal(k, s.a) : std::optional<uint64_t>{};
+      if (c) {
+        walk(*c != 0 ? s.body : s.else_body);
+        continue;
+      }
+      if (sets(s.body) || sets(s.else_body)) {
+        ok = false;
+        return;
+      }
+      if (s.local != local)
+        continue;
+      if ((s.kind != ir::StmtKind::Let && s.kind != ir::StmtKind::Assign) ||
+          !constant_tree(k, s.a, private_loads, local, depth + 1, current)) {
+        ok = false;
+        return;
+      }
+      current = s.a;
+      any = true;
     }
-    return false;
   };
-  for (const ir::Stmt& s : k.body) {
-    const auto [then_arm, else_arm] = arms(s);
-    const bool nested = (then_arm && sets(s.body)) || (else_arm && sets(s.else_body));
-    if (nested)
-      return false;
-    if (s.local != local)
-      continue;
-    if ((s.kind != ir::StmtKind::Let && s.kind != ir::StmtKind::Assign) ||
-        !constant_tree(k, s.a, private_loads, local, depth + 1))
-      return false;
-    any = true;
-  }
-  return any;
+  walk(k.body);
+  return ok && any;
 }
 
 // Whether the expression is built of constants alone (so that the driver folds it). The
 // workgroup size is one: the module declares it (LocalSize). So is a load from a private array
 // that no store can have changed (private_load_folded): it holds the zero the array starts with,
 // and lavapipe folds it as the constant it is.
-bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads, uint32_t assumed,
-                   int depth) {
+bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads, uint32_t assumed, int depth,
+                   ExprId assumed_value) {
   const ir::Expr& e = k.exprs[id];
   if (e.op == Op::Const || e.op == Op::GroupSize || literal(k, id))
     return true;
@@ -398,11 +453,23 @@ bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads, uint32_t 
   // sub(select(false, x, 0.0), y) is 0.0 - y to the driver).
   if (e.op == Op::Select)
     if (const auto c = literal(k, e.args[0]))
-      return constant_tree(k, e.args[*c != 0 ? 1 : 2], private_loads, assumed, depth);
+      return constant_tree(k, e.args[*c != 0 ? 1 : 2], private_loads, assumed, depth,
+                           assumed_value);
   if (ir::info(e.op).rule == ir::TypeRule::Leaf)
     return false;
+  // A float product with a literal +0.0 is the constant +0.0 to the driver, whatever the other
+  // operand (the fold of rewrite_zero_folds), also where the +0.0 is the value the local being
+  // checked holds (campaign 20261207, kernel 36790: `let v0: f64 = 0.0; v0 = mul(v0, x[i]);`).
+  if (e.op == Op::Mul && ir::is_float(e.type))
+    for (int i = 0; i < 2; ++i) {
+      const ExprId o = e.args[i];
+      const bool held = k.exprs[o].op == Op::LocalGet && k.exprs[o].ref == assumed;
+      if (held ? assumed_value != ir::kNone && literal(k, assumed_value) == uint64_t{0}
+               : literal(k, o) == uint64_t{0})
+        return true;
+    }
   for (int i = 0; i < e.nargs; ++i)
-    if (!constant_tree(k, e.args[i], private_loads, assumed, depth))
+    if (!constant_tree(k, e.args[i], private_loads, assumed, depth, assumed_value))
       return false;
   return true;
 }
@@ -630,11 +697,17 @@ bool rewrite_nan_propagation(ir::Kernel& k, bool reversed) {
         add_node(k, Op::Select, e.type,
                  {add_node(k, Op::Ne, ScalarType::Bool, {copy, copy}),
                   add_node(k, Op::Const, e.type, {}, fi.sign_mask | fi.quiet_nan), copy});
+    // A difference of literals is folded as a + (-b): a NaN b comes back with its sign flipped
+    // (campaign 20261207, kernel 34719: sub(0.021484375:f16, nan(0x7c01):f16) was 0xfe00; at
+    // run time the NaN keeps its sign).
+    const bool folded_sub = e.op == Op::Sub && literal(k, e.args[0]) && literal(k, e.args[1]);
     for (int j = 0; j < e.nargs; ++j) {
       const ExprId a = e.args[reversed ? j : e.nargs - 1 - j];
       if (k.exprs[a].type != e.type)
         continue;
-      const ExprId bits = add_node(k, Op::Bitcast, u, {a});
+      ExprId bits = add_node(k, Op::Bitcast, u, {a});
+      if (folded_sub && a == e.args[1])
+        bits = add_node(k, Op::Xor, u, {bits, word(fi.sign_mask)});
       const ExprId quiet =
           keeps_sign_only
               ? add_node(k, Op::Or, u,
@@ -754,11 +827,24 @@ ExprId round_peeled(const ir::Kernel& k, ExprId id) {
 // condition holds: x a constant expression with x >= 0, a product of two equal operands, a
 // product with a constant expression equal to zero, or a select between two constant expressions
 // both >= 0 (under ceil or floor or not).
+//
+// The same for integers: the analysis deems iabs(v) not negative, and so an arithmetic shift
+// right of it, although abs(INT_MIN) is INT_MIN: abs(shr(abs(x), 29)) is -4 for x = INT_MIN
+// (4 expected; campaign 20261207, kernel 39417; known-device-issues/abs-shift-int-min.hk).
+// A division of it is computed (measured). Rewritten here, such an abs becomes its operand.
 bool rewrite_abs_dropped(ir::Kernel& k) {
   bool changed = false;
   const size_t n = k.exprs.size();
   for (ExprId id = 0; id < n; ++id) {
     const ir::Expr e = k.exprs[id];
+    if (e.op == Op::Abs && ir::info(e.type).is_signed && !ir::is_float(e.type)) {
+      const ir::Expr& x = k.exprs[e.args[0]];
+      if (x.op == Op::Shr && k.exprs[x.args[0]].op == Op::Abs) {
+        select_instead(k, id, add_node(k, Op::Const, ScalarType::Bool, {}, 1), e.args[0]);
+        changed = true;
+      }
+      continue;
+    }
     if (e.op != Op::Abs || !ir::is_float(e.type))
       continue;
     const ExprId x = e.args[0];
@@ -945,7 +1031,8 @@ std::vector<QuirkModel> quirk_models(const ir::Kernel& kernel, const std::string
                     kernel};
   if (rewrite_select_signed_zero(select.kernel))
     out.push_back(std::move(select));
-  QuirkModel abs{"known device issue: abs of a value deemed not negative dropped (-0.0, -NaN)",
+  QuirkModel abs{"known device issue: abs of a value deemed not negative dropped (-0.0, -NaN, "
+                 "a shift of abs(INT_MIN))",
                  kernel};
   if (rewrite_abs_dropped(abs.kernel))
     out.push_back(std::move(abs));

@@ -190,7 +190,18 @@ INSTANTIATE_TEST_SUITE_P(
         Issue{"select-signed-zero-folded.hk", ir::ScalarType::F32, 0x3f800000, 0x80000000,
               0x00000000, true},
         // mul(inf, unpack<bf16, 1>(and(len(x), 1))) in f16: NaN against +0.
-        Issue{"mul-unpack-known-zero.hk", ir::ScalarType::F16, 0x7c00, 0x7e00, 0x0000, true}),
+        Issue{"mul-unpack-known-zero.hk", ir::ScalarType::F16, 0x7c00, 0x7e00, 0x0000, true},
+        // abs(shr(abs(-2^31), 29)): 4 against -4.
+        Issue{"abs-shift-int-min.hk", ir::ScalarType::I32, 0x80000000, 0x00000004, 0xfffffffc,
+              true},
+        // bitcast<u32>(sub(0.5, nan(0x7fc00001))) + 0: 0x7fc00000 against 0xffc00001.
+        Issue{"nan-sign-folded-sub.hk", ir::ScalarType::U32, 0, 0x7fc00000, 0xffc00001, true},
+        // mul(z, inf) with z = 0.0 assigned in the arm a literal condition takes: NaN against +0.
+        Issue{"mul-zero-local-branch.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x00000000,
+              true},
+        // z = mul(z, inf) with `let z = 0.0`: NaN against +0.
+        Issue{"mul-zero-local-self.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x00000000,
+              true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
       n = n.substr(0, n.find('.'));
