@@ -142,6 +142,12 @@ llvm::FastMathFlags Lowering::flags_for(ir::ExprId id) const {
     for (ir::ExprId op : *s.ops)
       if (op == id)
         f |= s.flags;
+  // Relaxed accumulation reassociates the sum, not a term's product: (-FLT_MAX * x) * -28
+  // reassociated is x * +inf, NaN for x = 0 where the kernel's value is 0 (campaign 20261207,
+  // kernels 46748 and 48969; specs/f16-narrowing-barrier.md §5). A product may still contract
+  // into the add it feeds.
+  if (k_.expr(id).op == ir::Op::Mul)
+    f.setAllowReassoc(false);
   return f;
 }
 
