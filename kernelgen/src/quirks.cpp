@@ -566,12 +566,20 @@ bool rewrite_zero_folds(ir::Kernel& k) {
       } else if (e.op == Op::Sub && i == 1) {
         continue;
       }
+      // A product of two constants is computed exactly, also where one is a product that folded
+      // (campaign 20261207, kernel 51556: 0.0 * (-x * 0.0) is 0.0 * -0.0, -0).
+      const bool other_folds = e.op == Op::Mul && other < id && folds[other] != ir::kNone;
+      if (folded_product && e.op == Op::Mul && constant_tree(k, other))
+        continue;
       const ScalarType u = bits_type(e.type);
       ExprId is_zero =
           add_node(k, Op::Eq, ScalarType::Bool,
                    {add_node(k, Op::Bitcast, u, {operand}), add_node(k, Op::Const, u, {}, 0)});
       if (folded_product)
         is_zero = add_node(k, Op::And, ScalarType::Bool, {folds[operand], is_zero});
+      if (constant && other_folds)
+        is_zero = add_node(k, Op::And, ScalarType::Bool,
+                           {is_zero, add_node(k, Op::Not, ScalarType::Bool, {folds[other]})});
       ExprId folded = ir::kNone;
       if (fma) {
         folded = i < 2 ? e.args[2] : add_node(k, Op::Mul, e.type, {e.args[0], e.args[1]});
@@ -579,21 +587,34 @@ bool rewrite_zero_folds(ir::Kernel& k) {
         // A negation is taken out of a product first: -x * 0.0 is -(x * 0.0), -0 (kernel 15688),
         // but for an f16 negation, which reaches the product through a conversion: +0 (campaign
         // 20261207, kernel 11050: neg(io[i]) * copysign(0.0:f16, ..) was +0).
+        // The driver moves negations out of products at every level, so those inside a product
+        // operand count too (campaign 20261207, kernel 51556: 0.0 * (neg(v) * w) was -0).
+        std::function<uint64_t(ExprId)> sign_of = [&](ExprId o) -> uint64_t {
+          const ir::Expr& x = k.exprs[o];
+          if (x.op == Op::Neg)
+            return 1 ^ sign_of(x.args[0]);
+          if (x.op == Op::Mul && x.type == e.type)
+            return sign_of(x.args[0]) ^ sign_of(x.args[1]);
+          return 0;
+        };
         uint64_t sign = negated ? 1 : 0;
-        for (ExprId o = other; k.exprs[o].op == Op::Neg && e.type != ScalarType::F16;
-             o = k.exprs[o].args[0])
-          sign ^= 1;
+        if (e.type != ScalarType::F16)
+          sign ^= sign_of(other);
         folded = add_node(k, Op::Const, e.type, {}, sign << (ir::info(e.type).bits - 1));
       } else if (e.op == Op::Add || negated) { // 0.0 + x, or x - neg(0.0): x
         folded = other;
       } else {
         folded = add_node(k, Op::Neg, e.type, {e.args[1]});
       }
+      // Each operand that may fold the node is a condition of its own (campaign 20261207,
+      // kernel 42773: in (x * 22.0) * 0.0 the inner product is a candidate that never folds, and
+      // the literal 0.0 must still be tried).
       select_instead(k, id, is_zero, folded);
       if (e.op == Op::Mul)
-        folds[id] = is_zero;
+        folds[id] = folds[id] == ir::kNone
+                        ? is_zero
+                        : add_node(k, Op::Or, ScalarType::Bool, {folds[id], is_zero});
       changed = true;
-      break;
     }
   }
   return changed;

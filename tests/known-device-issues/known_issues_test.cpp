@@ -201,6 +201,12 @@ INSTANTIATE_TEST_SUITE_P(
               true},
         // z = mul(z, inf) with `let z = 0.0`: NaN against +0.
         Issue{"mul-zero-local-self.hk", ir::ScalarType::F32, 0x7f800000, 0x7fc00000, 0x00000000,
+              true},
+        // mul(0.0, mul(neg(-1), 3.0)): +0 against -0.
+        Issue{"mul-zero-negated-product.hk", ir::ScalarType::F32, 0xbf800000, 0x00000000,
+              0x80000000, true},
+        // mul(mul(-1, 22.0), 0.0): -0 against +0.
+        Issue{"mul-zero-after-product.hk", ir::ScalarType::F32, 0xbf800000, 0x80000000, 0x00000000,
               true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
