@@ -524,6 +524,7 @@ bool rewrite_zero_folds(ir::Kernel& k) {
   const size_t n = k.exprs.size();
   // For a product rewritten here: the condition under which lavapipe folds it to a constant.
   std::vector<ExprId> folds(n, ir::kNone);
+  const std::vector<ir::Expr> original(k.exprs.begin(), k.exprs.end());
   auto negations = [&](ExprId& o) {
     uint32_t count = 0;
     for (; k.exprs[o].op == Op::Neg; o = k.exprs[o].args[0])
@@ -589,8 +590,9 @@ bool rewrite_zero_folds(ir::Kernel& k) {
         // 20261207, kernel 11050: neg(io[i]) * copysign(0.0:f16, ..) was +0).
         // The driver moves negations out of products at every level, so those inside a product
         // operand count too (campaign 20261207, kernel 51556: 0.0 * (neg(v) * w) was -0).
+        // (Read from the kernel as it was: the products before this node are selects by now.)
         std::function<uint64_t(ExprId)> sign_of = [&](ExprId o) -> uint64_t {
-          const ir::Expr& x = k.exprs[o];
+          const ir::Expr& x = o < n ? original[o] : k.exprs[o];
           if (x.op == Op::Neg)
             return 1 ^ sign_of(x.args[0]);
           if (x.op == Op::Mul && x.type == e.type)
