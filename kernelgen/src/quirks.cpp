@@ -56,6 +56,73 @@ ExprId let_value(const ir::Kernel& k, uint32_t local) {
 
 std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id);
 
+bool contains(const ir::Kernel& k, ExprId root, ExprId target);
+
+// The literal a read of a local sees in the driver's straight-line code, or nothing: the body's
+// statements in order, each let or assignment of a literal setting the local's value (anything
+// else clearing it), the arm a literal condition takes walked in place of its if, the locals
+// that the arms of any other if assign, or a loop's body, unknown after it (and inside a loop).
+// Campaign 20261207, kernel 55358: `let v0: bool = true; if v0 {} else { v0 = false; }` leaves v0
+// true for every read after it, and select(v0, 0.0546875, ..) a literal. (The recursion through
+// conditions and values ends: it only reads statements before the read.)
+std::optional<uint64_t> reaching_literal(const ir::Kernel& k, ExprId read) {
+  const uint32_t local = k.exprs[read].ref;
+  std::optional<uint64_t> value;
+  bool found = false;
+  auto reads = [&](const ir::Stmt& s) {
+    for (ExprId root : ir::stmt_exprs(s))
+      if (root != ir::kNone && contains(k, root, read))
+        return true;
+    return false;
+  };
+  auto sets = [&](const ir::Body& block) {
+    bool any = false;
+    ir::for_each_stmt(block, [&](const ir::Stmt& t) { any = any || t.local == local; });
+    return any;
+  };
+  std::function<void(const ir::Body&, bool)> walk = [&](const ir::Body& block, bool loop) {
+    for (const ir::Stmt& s : block) {
+      if (found)
+        return;
+      const bool is_loop = s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::While;
+      if (is_loop && sets(s.body))
+        value.reset(); // loop-carried: unknown from the loop on
+      if (reads(s)) {
+        found = true;
+        if (loop)
+          value.reset();
+        return;
+      }
+      if (s.kind == ir::StmtKind::If) {
+        if (const auto c = literal(k, s.a)) {
+          walk(*c != 0 ? s.body : s.else_body, loop);
+          continue;
+        }
+        const auto before = value;
+        walk(s.body, loop);
+        if (!found) {
+          value = before;
+          walk(s.else_body, loop);
+        }
+        if (found)
+          return;
+        value = sets(s.body) || sets(s.else_body) ? std::nullopt : before;
+        continue;
+      }
+      if (is_loop) {
+        walk(s.body, true);
+        if (found)
+          return;
+        continue;
+      }
+      if (s.local == local && (s.kind == ir::StmtKind::Let || s.kind == ir::StmtKind::Assign))
+        value = literal(k, s.a);
+    }
+  };
+  walk(k.body, false);
+  return found ? value : std::nullopt;
+}
+
 // The bits of an integer expression the driver knows are zero (its range analysis), as a mask:
 // those of a literal that are clear, those either operand of an `and` clears, and the ones a
 // shift by a literal brings in (only what campaign findings showed).
@@ -99,8 +166,10 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
   // The workgroup size is one too: the module declares it (LocalSize).
   if (e.op == Op::GroupSize && e.imm < 3)
     return k.workgroup[e.imm];
-  if (e.op == Op::LocalGet)
-    return literal(k, let_value(k, e.ref));
+  if (e.op == Op::LocalGet) {
+    const auto v = literal(k, let_value(k, e.ref));
+    return v ? v : reaching_literal(k, id);
+  }
   // A select of a literal condition is the arm it picks.
   if (e.op == Op::Select) {
     const auto c = literal(k, e.args[0]);
@@ -720,10 +789,11 @@ bool rewrite_nan_propagation(ir::Kernel& k, bool reversed) {
         add_node(k, Op::Select, e.type,
                  {add_node(k, Op::Ne, ScalarType::Bool, {copy, copy}),
                   add_node(k, Op::Const, e.type, {}, fi.sign_mask | fi.quiet_nan), copy});
-    // A difference of literals is folded as a + (-b): a NaN b comes back with its sign flipped
-    // (campaign 20261207, kernel 34719: sub(0.021484375:f16, nan(0x7c01):f16) was 0xfe00; at
-    // run time the NaN keeps its sign).
-    const bool folded_sub = e.op == Op::Sub && literal(k, e.args[0]) && literal(k, e.args[1]);
+    // A difference is a + (-b) to the driver, and the negation of a literal b is folded: a NaN
+    // literal b comes back with its sign flipped (campaign 20261207, kernel 34719:
+    // sub(0.021484375:f16, nan(0x7c01):f16) was 0xfe00; kernel 56303: sub(x0[0], nan(0x7f81):bf16)
+    // was -NaN); a NaN b read at run time keeps its sign.
+    const bool folded_sub = e.op == Op::Sub && literal(k, e.args[1]);
     for (int j = 0; j < e.nargs; ++j) {
       const ExprId a = e.args[reversed ? j : e.nargs - 1 - j];
       if (k.exprs[a].type != e.type)
