@@ -152,6 +152,26 @@ uint64_t known_zero(const ir::Kernel& k, ExprId id) {
   }
 }
 
+// A comparison of two values as a literal bool; nothing for another op.
+template <class T> std::optional<uint64_t> compared(Op op, T x, T y) {
+  switch (op) {
+  case Op::Lt:
+    return x < y;
+  case Op::Le:
+    return x <= y;
+  case Op::Gt:
+    return x > y;
+  case Op::Ge:
+    return x >= y;
+  case Op::Eq:
+    return x == y;
+  case Op::Ne:
+    return x != y;
+  default:
+    return std::nullopt;
+  }
+}
+
 // The bits of the constant the driver folds an expression to (a literal index, a select's literal
 // condition, a float constant), or nothing when it cannot tell. A remainder by the constant 1
 // is the literal 0 to the driver, which folds it (campaign 20261205, kernel 7893: the generator
@@ -276,23 +296,7 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
   if (ir::info(e.op).family == ir::OpFamily::Compare && ir::is_float(operands) &&
       !ir::is_fp8(operands)) {
     const num::Format f = ir::format_of(operands);
-    const double x = num::to_double(f, *a), y = num::to_double(f, *b);
-    switch (e.op) {
-    case Op::Lt:
-      return x < y;
-    case Op::Le:
-      return x <= y;
-    case Op::Gt:
-      return x > y;
-    case Op::Ge:
-      return x >= y;
-    case Op::Eq:
-      return x == y;
-    case Op::Ne:
-      return x != y;
-    default:
-      return std::nullopt;
-    }
+    return compared(e.op, num::to_double(f, *a), num::to_double(f, *b));
   }
   // An integer comparison, min or max of literals, signed or not as the operands' type says.
   if (!ir::is_float(operands) && operands != ScalarType::Bool &&
@@ -305,26 +309,9 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
                        : ir::truncate_bits(operands, v);
     };
     const uint64_t x = key(*a), y = key(*b);
-    switch (e.op) {
-    case Op::Lt:
-      return x < y;
-    case Op::Le:
-      return x <= y;
-    case Op::Gt:
-      return x > y;
-    case Op::Ge:
-      return x >= y;
-    case Op::Eq:
-      return x == y;
-    case Op::Ne:
-      return x != y;
-    case Op::Min:
-      return x <= y ? *a : *b;
-    case Op::Max:
-      return x >= y ? *a : *b;
-    default:
-      return std::nullopt;
-    }
+    if (e.op == Op::Min || e.op == Op::Max)
+      return (x <= y) == (e.op == Op::Min) ? *a : *b;
+    return compared(e.op, x, y);
   }
   const uint32_t width = ir::info(e.type).bits;
   const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
