@@ -653,6 +653,12 @@ bool rewrite_zero_folds(ir::Kernel& k) {
             return 1 ^ sign_of(x.args[0]);
           if (x.op == Op::Mul && x.type == e.type)
             return sign_of(x.args[0]) ^ sign_of(x.args[1]);
+          // max(-a, -b) is -min(a, b) to it, and the other way round (campaign 20261207, kernel
+          // 66400: max(neg(0.0), neg(v)) * 0.0 was -0).
+          auto read = [&](ExprId a) -> const ir::Expr& { return a < n ? original[a] : k.exprs[a]; };
+          if ((x.op == Op::Max || x.op == Op::Min) && read(x.args[0]).op == Op::Neg &&
+              read(x.args[1]).op == Op::Neg)
+            return 1;
           return 0;
         };
         uint64_t sign = negated ? 1 : 0;

@@ -209,7 +209,9 @@ INSTANTIATE_TEST_SUITE_P(
         Issue{"mul-zero-after-product.hk", ir::ScalarType::F32, 0xbf800000, 0x80000000, 0x00000000,
               true},
         // sub(floor(select(c, 0.25, 0.75)), +0) with c a local that stays true: +0 against -0.
-        Issue{"sub-select-local.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000,
+        Issue{"sub-select-local.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000, true},
+        // mul(max(neg(0.0), neg(-1)), 0.0): +0 against -0.
+        Issue{"mul-zero-negated-max.hk", ir::ScalarType::F32, 0xbf800000, 0x00000000, 0x80000000,
               true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
