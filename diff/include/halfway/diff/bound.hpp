@@ -36,9 +36,10 @@
 // device flushes subnormals of the accumulation type, each of the m operations on a term may lose
 // up to one smallest normal more: 2 * m * terms * min_normal is added. A product that may be
 // subnormal is off by up to eta (half the smallest subnormal spacing) absolutely, scaled by the
-// factors after it: 2 * eta * W * (1 + gamma_m) is added, W = upper_underflow_weight(). The bound is computed in
-// double and inflated by 2^-50 relative so that its own rounding never shrinks it. An element
-// whose record is unbounded, whose Sum|t_k| is not finite or whose m*u >= 1/2 is unchecked.
+// factors after it: 2 * eta * W * (1 + gamma_m) is added, W = upper_underflow_weight(). The bound
+// is computed in double and inflated by 2^-50 relative so that its own rounding never shrinks it.
+// An element whose record is unbounded, whose Sum|t_k| is not finite or whose m*u >= 1/2 is
+// unchecked.
 
 #include "halfway/interp/shadow.hpp"
 #include "halfway/ir/kernel.hpp"
