@@ -366,7 +366,11 @@ struct Placed {
 
 void place(const ir::Body& block, std::vector<const ir::Stmt*>& loops, std::vector<Placed>& out) {
   for (const ir::Stmt& s : block) {
-    const bool loop = s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::While;
+    // A loop whose body ends in an unconditional break runs at most once, and is no loop to the
+    // driver (campaign 20261207, kernel 75128: `for .. { pa[3] = sub(pa[3], pa[i]); break; }`
+    // read pa[3] as the zero it starts with).
+    const bool once = !s.body.empty() && s.body.back().kind == ir::StmtKind::Break;
+    const bool loop = (s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::While) && !once;
     if (loop)
       loops.push_back(&s);
     out.push_back({&s, out.size(), loops});
@@ -974,12 +978,18 @@ bool rewrite_sext_compare(ir::Kernel& k) {
     if (e.op != Op::Lt && e.op != Op::Le && e.op != Op::Gt && e.op != Op::Ge)
       continue;
     for (int i = 0; i < 2; ++i) {
+      // From any narrower signed integer: i8 and i16 too (campaign 20261207, kernel 79748:
+      // ge(3:i64, convert<i64>(-128:i8)) was false).
       const ir::Expr& a = k.exprs[e.args[i]];
-      if (a.op != Op::Convert || a.type != ScalarType::I64 ||
-          k.exprs[a.args[0]].type != ScalarType::I32)
+      const ScalarType from = a.op == Op::Convert ? k.exprs[a.args[0]].type : ScalarType::Bool;
+      const ScalarType bits = from == ScalarType::I32   ? ScalarType::U32
+                              : from == ScalarType::I16 ? ScalarType::U16
+                              : from == ScalarType::I8  ? ScalarType::U8
+                                                        : ScalarType::Bool;
+      if (a.op != Op::Convert || a.type != ScalarType::I64 || bits == ScalarType::Bool)
         continue;
-      const ExprId zext = add_node(k, Op::Convert, ScalarType::I64,
-                                   {add_node(k, Op::Bitcast, ScalarType::U32, {a.args[0]})});
+      const ExprId zext =
+          add_node(k, Op::Convert, ScalarType::I64, {add_node(k, Op::Bitcast, bits, {a.args[0]})});
       k.exprs[id].args[i] = zext;
       changed = true;
     }

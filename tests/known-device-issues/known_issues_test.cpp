@@ -212,6 +212,11 @@ INSTANTIATE_TEST_SUITE_P(
         Issue{"sub-select-local.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000, true},
         // mul(max(neg(0.0), neg(-1)), 0.0): +0 against -0.
         Issue{"mul-zero-negated-max.hk", ir::ScalarType::F32, 0xbf800000, 0x00000000, 0x80000000,
+              true},
+        // select(ge(convert<i64>(-5:i8), 0), 1, 2): 2 against 1.
+        Issue{"sext-compare-i8.hk", ir::ScalarType::I8, 0xfb, 2, 1, true},
+        // pa[3] = sub(pa[3], +0) in a loop that breaks at once: +0 against -0.
+        Issue{"sub-private-once.hk", ir::ScalarType::F32, 0x00000000, 0x00000000, 0x80000000,
               true}),
     [](const ::testing::TestParamInfo<Issue>& info) {
       std::string n = info.param.file;
