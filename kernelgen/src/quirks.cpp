@@ -113,6 +113,8 @@ std::optional<uint64_t> reaching_literal(const ir::Kernel& k, ExprId read) {
         walk(s.body, true);
         if (found)
           return;
+        if (sets(s.body)) // (the loop may run no iteration, or several)
+          value.reset();
         continue;
       }
       if (s.local == local && (s.kind == ir::StmtKind::Let || s.kind == ir::StmtKind::Assign))
