@@ -37,23 +37,6 @@ namespace {
 bool constant_tree(const ir::Kernel& k, ExprId id, bool private_loads = true,
                    uint32_t assumed = ir::kNone, int depth = 0, ExprId assumed_value = ir::kNone);
 
-// The value of a local that only its let assigns, which the driver propagates into every read
-// (the module's function variable becomes one SSA value): campaign 20261205, kernel 44542,
-// `let v2: bf16 = 0.0; ... mul(v2, x)` was folded as a product by the constant +0.0. kNone for a
-// local that an assignment, a loop or an atomic also sets.
-ExprId let_value(const ir::Kernel& k, uint32_t local) {
-  ExprId value = ir::kNone;
-  int sets = 0;
-  ir::for_each_stmt(k.body, [&](const ir::Stmt& s) {
-    if (s.local != local)
-      return;
-    sets += s.kind == ir::StmtKind::Let ? 1 : 2;
-    if (s.kind == ir::StmtKind::Let)
-      value = s.a;
-  });
-  return sets == 1 ? value : ir::kNone;
-}
-
 std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id);
 
 bool contains(const ir::Kernel& k, ExprId root, ExprId target);
@@ -61,7 +44,8 @@ bool contains(const ir::Kernel& k, ExprId root, ExprId target);
 // The literal a read of a local sees in the driver's straight-line code, or nothing: the body's
 // statements in order, each let or assignment of a literal setting the local's value (anything
 // else clearing it), the arm a literal condition takes walked in place of its if, the locals
-// that the arms of any other if assign, or a loop's body, unknown after it (and inside a loop).
+// that the arms of any other if assign, or a loop's body, unknown after it (and, for a loop, from
+// its start).
 // Campaign 20261207, kernel 55358: `let v0: bool = true; if v0 {} else { v0 = false; }` leaves v0
 // true for every read after it, and select(v0, 0.0546875, ..) a literal. (The recursion through
 // conditions and values ends: it only reads statements before the read.)
@@ -80,29 +64,27 @@ std::optional<uint64_t> reaching_literal(const ir::Kernel& k, ExprId read) {
     ir::for_each_stmt(block, [&](const ir::Stmt& t) { any = any || t.local == local; });
     return any;
   };
-  std::function<void(const ir::Body&, bool)> walk = [&](const ir::Body& block, bool loop) {
+  std::function<void(const ir::Body&)> walk = [&](const ir::Body& block) {
     for (const ir::Stmt& s : block) {
       if (found)
         return;
       const bool is_loop = s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::While;
       if (is_loop && sets(s.body))
         value.reset(); // loop-carried: unknown from the loop on
-      if (reads(s)) {
+      if (reads(s)) {  // (a loop that sets the local reset the value where it began)
         found = true;
-        if (loop)
-          value.reset();
         return;
       }
       if (s.kind == ir::StmtKind::If) {
         if (const auto c = literal(k, s.a)) {
-          walk(*c != 0 ? s.body : s.else_body, loop);
+          walk(*c != 0 ? s.body : s.else_body);
           continue;
         }
         const auto before = value;
-        walk(s.body, loop);
+        walk(s.body);
         if (!found) {
           value = before;
-          walk(s.else_body, loop);
+          walk(s.else_body);
         }
         if (found)
           return;
@@ -110,7 +92,7 @@ std::optional<uint64_t> reaching_literal(const ir::Kernel& k, ExprId read) {
         continue;
       }
       if (is_loop) {
-        walk(s.body, true);
+        walk(s.body);
         if (found)
           return;
         if (sets(s.body)) // (the loop may run no iteration, or several)
@@ -121,7 +103,7 @@ std::optional<uint64_t> reaching_literal(const ir::Kernel& k, ExprId read) {
         value = literal(k, s.a);
     }
   };
-  walk(k.body, false);
+  walk(k.body);
   return found ? value : std::nullopt;
 }
 
@@ -188,10 +170,10 @@ std::optional<uint64_t> literal(const ir::Kernel& k, ExprId id) {
   // The workgroup size is one too: the module declares it (LocalSize).
   if (e.op == Op::GroupSize && e.imm < 3)
     return k.workgroup[e.imm];
-  if (e.op == Op::LocalGet) {
-    const auto v = literal(k, let_value(k, e.ref));
-    return v ? v : reaching_literal(k, id);
-  }
+  // (Campaign 20261205, kernel 44542: `let v2: bf16 = 0.0; ... mul(v2, x)` was folded as a
+  // product by the constant +0.0: the driver propagates the local's value into every read.)
+  if (e.op == Op::LocalGet)
+    return reaching_literal(k, id);
   // A select of a literal condition is the arm it picks.
   if (e.op == Op::Select) {
     const auto c = literal(k, e.args[0]);
