@@ -8,6 +8,7 @@
 
 #include "examples.hpp"
 #include "glsl.hpp"
+#include "halfway/codegen/spirv/capabilities.hpp"
 #include "halfway/codegen/spirv/codegen.hpp"
 #include "halfway/diff/gtest.hpp"
 #include "halfway/diff/inputs.hpp"
@@ -198,6 +199,29 @@ TEST_F(VulkanDeviceTest, LogicalMultiDimensionalGridsUnfoldExactly) {
 }
 
 // ---- refusals and failures --------------------------------------------------------------------
+
+// The capability table's device features are the runtime's, one to one: each Needs field turns
+// into exactly the Vulkan feature of that name, and no two fields into the same one.
+TEST(VulkanFeatures, EveryNeedIsTheRuntimesFeatureOfItsName) {
+  vk::Features seen;
+  for (const codegen::spirv::NeedsFeature& row : codegen::spirv::needs_features()) {
+    codegen::spirv::Needs one;
+    one.*row.need = true;
+    vk::Features f = vulkan_features(one);
+    EXPECT_EQ(vk::describe_features(f), row.vulkan_name);
+    EXPECT_FALSE(vk::covers(seen, f)) << row.vulkan_name << " twice";
+    seen = vk::feature_union(seen, f);
+  }
+  EXPECT_EQ(vulkan_features({}), vk::Features{});
+  // Every capability that needs a feature names a Needs field of the table above.
+  for (const codegen::spirv::CapabilityRow& row : codegen::spirv::capability_table()) {
+    if (!row.need)
+      continue;
+    codegen::spirv::Needs one;
+    one.*row.need = true;
+    EXPECT_NE(vulkan_features(one), vk::Features{}) << row.name;
+  }
+}
 
 TEST_F(VulkanDeviceTest, AMissingFeatureIsRefusedNamingKernelFeatureAndDevice) {
   vk::DeviceInfo without = device->vulkan_info();

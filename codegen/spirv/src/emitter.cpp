@@ -1,5 +1,6 @@
 #include "emitter.hpp"
 
+#include "halfway/codegen/spirv/capabilities.hpp"
 #include "halfway/codegen/spirv/fault.hpp"
 #include "halfway/ir/analysis/accumulation.hpp"
 #include "halfway/ir/narrowing.hpp"
@@ -685,103 +686,91 @@ void Emitter::stmt_loop(const ir::Stmt& s) {
 // ---- module -------------------------------------------------------------------------------------
 
 void Emitter::finish_module(Shader& shader) {
-  // Push-constant block.
-  if (!push_.empty()) {
-    std::vector<uint32_t> members;
-    for (const PushMember& m : push_)
-      members.push_back(m.type);
-    uint32_t block = b_.type_struct(members);
-    b_.decorate(block, spv::Decoration::Block);
-    for (uint32_t i = 0; i < push_.size(); ++i)
-      b_.member_decorate(block, i, spv::Decoration::Offset, {push_[i].entry.offset});
-    b_.global_variable_with_id(push_var_, b_.type_pointer(spv::StorageClass::PushConstant, block),
-                               spv::StorageClass::PushConstant);
-    if (options_.debug_names)
-      b_.name(push_var_, "push");
-    const PushEntry& last = push_.back().entry;
-    shader.push_bytes = last.offset + last.size;
-    for (const PushMember& m : push_)
-      shader.push.push_back(m.entry);
-    if (shader.push_bytes > 128)
-      refuse(ir::kNone, "a push-constant block of " + std::to_string(shader.push_bytes) +
-                            " bytes (scalars, buffer lengths and grid; Vulkan guarantees 128)");
-  }
-
-  // Capabilities from what was emitted. A 16/8-bit type used only in ways the storage
-  // capabilities allow still needs one of them to be declared at all.
-  CapabilityUse use = b_.use();
-  if (b_.declared_float(16) && !use.storage_buffer_16bit)
-    use.float16 = true;
-  if (b_.declared_int(16) && !use.storage_buffer_16bit)
-    use.int16 = true;
-  if (b_.declared_int(8) && !use.storage_buffer_8bit)
-    use.int8 = true;
-  using C = spv::Capability;
-  std::vector<std::pair<C, const char*>> caps{{C::Shader, "Shader"}};
-  auto add = [&](bool on, C c, const char* name) {
-    if (on)
-      caps.emplace_back(c, name);
-  };
-  add(use.float16, C::Float16, "Float16");
-  add(use.float64, C::Float64, "Float64");
-  add(use.int8, C::Int8, "Int8");
-  add(use.int16, C::Int16, "Int16");
-  add(use.int64, C::Int64, "Int64");
-  add(use.int64_atomics, C::Int64Atomics, "Int64Atomics");
-  add(use.storage_buffer_16bit, C::StorageBuffer16BitAccess, "StorageBuffer16BitAccess");
-  add(use.storage_buffer_8bit, C::StorageBuffer8BitAccess, "StorageBuffer8BitAccess");
-  if (use.storage_buffer_16bit)
-    shader.extensions.push_back("SPV_KHR_16bit_storage");
-  if (use.storage_buffer_8bit)
-    shader.extensions.push_back("SPV_KHR_8bit_storage");
-
-  // Float controls, per width the module declares.
-  bool float_controls = false;
-  bool rte = false, denorm = false, szinp = false;
-  for (uint32_t w : {16u, 32u, 64u}) {
-    if (!b_.declared_float(w))
-      continue;
-    const Target::Width& tw = target_.width(w);
-    if (tw.rounding_mode_rte) {
-      b_.execution_mode(function_, spv::ExecutionMode::RoundingModeRTE, {w});
-      rte = true;
-    }
-    if (tw.denorm_preserve) {
-      b_.execution_mode(function_, spv::ExecutionMode::DenormPreserve, {w});
-      denorm = true;
-    }
-    if (tw.signed_zero_inf_nan_preserve) {
-      b_.execution_mode(function_, spv::ExecutionMode::SignedZeroInfNanPreserve, {w});
-      szinp = true;
-    }
-  }
-  add(rte, C::RoundingModeRTE, "RoundingModeRTE");
-  add(denorm, C::DenormPreserve, "DenormPreserve");
-  add(szinp, C::SignedZeroInfNanPreserve, "SignedZeroInfNanPreserve");
-  float_controls = rte || denorm || szinp;
-  if (float_controls)
-    shader.extensions.push_back("SPV_KHR_float_controls");
-
-  for (auto& [c, name] : caps) {
-    b_.capability(c);
-    shader.capabilities.push_back(name);
-  }
-  for (const std::string& e : shader.extensions)
-    b_.extension(e);
-
+  declare_push_constants(shader);
+  declare_capabilities(shader);
   b_.execution_mode(function_, spv::ExecutionMode::LocalSize,
                     {k_.workgroup[0], k_.workgroup[1], k_.workgroup[2]});
   b_.entry_point(function_, shader.entry, interface_);
   if (options_.debug_names)
     b_.name(function_, shader.entry);
+}
 
-  shader.needs.shader_float16 = use.float16;
-  shader.needs.shader_int8 = use.int8;
-  shader.needs.shader_int16 = use.int16;
-  shader.needs.shader_int64 = use.int64;
-  shader.needs.shader_float64 = use.float64;
-  shader.needs.storage_buffer_16bit_access = use.storage_buffer_16bit;
-  shader.needs.storage_buffer_8bit_access = use.storage_buffer_8bit;
+void Emitter::declare_push_constants(Shader& shader) {
+  if (push_.empty())
+    return;
+  std::vector<uint32_t> members;
+  for (const PushMember& m : push_)
+    members.push_back(m.type);
+  uint32_t block = b_.type_struct(members);
+  b_.decorate(block, spv::Decoration::Block);
+  for (uint32_t i = 0; i < push_.size(); ++i)
+    b_.member_decorate(block, i, spv::Decoration::Offset, {push_[i].entry.offset});
+  b_.global_variable_with_id(push_var_, b_.type_pointer(spv::StorageClass::PushConstant, block),
+                             spv::StorageClass::PushConstant);
+  if (options_.debug_names)
+    b_.name(push_var_, "push");
+  const PushEntry& last = push_.back().entry;
+  shader.push_bytes = last.offset + last.size;
+  for (const PushMember& m : push_)
+    shader.push.push_back(m.entry);
+  if (shader.push_bytes > 128)
+    refuse(ir::kNone, "a push-constant block of " + std::to_string(shader.push_bytes) +
+                          " bytes (scalars, buffer lengths and grid; Vulkan guarantees 128)");
+}
+
+// The capabilities of what was emitted, with their extensions and device features, from the
+// capability table; and the float-controls execution modes per width the module declares.
+void Emitter::declare_capabilities(Shader& shader) {
+  using C = spv::Capability;
+  std::set<C> on{C::Shader};
+  auto add = [&](bool used, C c) {
+    if (used)
+      on.insert(c);
+  };
+  // A 16/8-bit type used only in ways the storage capabilities allow still needs one of them to
+  // be declared at all.
+  const CapabilityUse& use = b_.use();
+  add(use.float16 || (b_.declared_float(16) && !use.storage_buffer_16bit), C::Float16);
+  add(use.int16 || (b_.declared_int(16) && !use.storage_buffer_16bit), C::Int16);
+  add(use.int8 || (b_.declared_int(8) && !use.storage_buffer_8bit), C::Int8);
+  add(use.float64, C::Float64);
+  add(use.int64, C::Int64);
+  add(use.int64_atomics, C::Int64Atomics);
+  add(use.storage_buffer_16bit, C::StorageBuffer16BitAccess);
+  add(use.storage_buffer_8bit, C::StorageBuffer8BitAccess);
+  for (uint32_t w : {16u, 32u, 64u}) {
+    if (!b_.declared_float(w))
+      continue;
+    const Target::Width& tw = target_.width(w);
+    if (tw.rounding_mode_rte)
+      b_.execution_mode(function_, spv::ExecutionMode::RoundingModeRTE, {w});
+    if (tw.denorm_preserve)
+      b_.execution_mode(function_, spv::ExecutionMode::DenormPreserve, {w});
+    if (tw.signed_zero_inf_nan_preserve)
+      b_.execution_mode(function_, spv::ExecutionMode::SignedZeroInfNanPreserve, {w});
+    add(tw.rounding_mode_rte, C::RoundingModeRTE);
+    add(tw.denorm_preserve, C::DenormPreserve);
+    add(tw.signed_zero_inf_nan_preserve, C::SignedZeroInfNanPreserve);
+  }
+
+  size_t declared = 0;
+  for (const CapabilityRow& row : capability_table()) {
+    if (!on.count(row.capability))
+      continue;
+    ++declared;
+    b_.capability(row.capability);
+    shader.capabilities.push_back(row.name);
+    if (row.extension && std::find(shader.extensions.begin(), shader.extensions.end(),
+                                   row.extension) == shader.extensions.end())
+      shader.extensions.push_back(row.extension);
+    if (row.need)
+      shader.needs.*row.need = true;
+  }
+  if (declared != on.size())
+    throw Error(ErrorKind::Internal, "a SPIR-V capability missing from the capability table",
+                {.kernel = name_});
+  for (const std::string& e : shader.extensions)
+    b_.extension(e);
   shader.needs.shader_buffer_int64_atomics = buffer_int64_atomics_;
   shader.needs.shader_shared_int64_atomics = shared_int64_atomics_;
 }

@@ -53,7 +53,10 @@ private:
   void zero_shared();
   void zero_private();
   std::vector<bool> shared_filled_by_kernel() const;
+  // The module around the function: push constants, capabilities, the entry point.
   void finish_module(Shader& shader);
+  void declare_push_constants(Shader& shader);
+  void declare_capabilities(Shader& shader);
   [[noreturn]] void refuse(ir::ExprId node, const std::string& what) const;
   [[noreturn]] void internal(const std::string& what) const;
 

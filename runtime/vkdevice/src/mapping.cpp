@@ -1,5 +1,9 @@
+#include "halfway/codegen/spirv/capabilities.hpp"
 #include "halfway/codegen/spirv/drivers.hpp"
 #include "halfway/runtime/vkdevice/vulkan_device.hpp"
+
+#include <algorithm>
+#include <string_view>
 
 namespace halfway::rt {
 
@@ -22,16 +26,21 @@ codegen::spirv::Target spirv_target(const vk::DeviceInfo& info) {
 }
 
 vk::Features vulkan_features(const codegen::spirv::Needs& n) {
+  // The pairs are the capability table's (codegen/spirv/capabilities.hpp), matched by Vulkan's
+  // name to the runtime's feature table.
   vk::Features f;
-  f.shader_float16 = n.shader_float16;
-  f.shader_int8 = n.shader_int8;
-  f.shader_int16 = n.shader_int16;
-  f.shader_int64 = n.shader_int64;
-  f.shader_float64 = n.shader_float64;
-  f.storage_buffer_16bit_access = n.storage_buffer_16bit_access;
-  f.storage_buffer_8bit_access = n.storage_buffer_8bit_access;
-  f.shader_buffer_int64_atomics = n.shader_buffer_int64_atomics;
-  f.shader_shared_int64_atomics = n.shader_shared_int64_atomics;
+  for (const codegen::spirv::NeedsFeature& need : codegen::spirv::needs_features()) {
+    if (!(n.*need.need))
+      continue;
+    std::span<const vk::FeatureField> fields = vk::feature_fields();
+    auto field = std::find_if(fields.begin(), fields.end(), [&](const vk::FeatureField& x) {
+      return std::string_view(x.vulkan_name) == need.vulkan_name;
+    });
+    if (field == fields.end())
+      throw Error(ErrorKind::Internal,
+                  std::string("the Vulkan runtime has no feature ") + need.vulkan_name);
+    f.*field->member = true;
+  }
   return f;
 }
 
