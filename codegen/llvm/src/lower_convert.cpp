@@ -185,7 +185,7 @@ llvm::Value* Lowering::fp8_to_f32(llvm::Value* bits, ir::ScalarType t) {
   const Fp8Arith& a = t == ir::ScalarType::E4M3 ? e4m3 : e5m2;
   if (a.valid) {
     // LLVM's cost model widens the f16 -> f32 conversion 4 wide: the lane loop gets the f16 hint.
-    part_narrows_f16_ = true;
+    note_narrows_f16();
     llvm::Value* code = b_.CreateZExt(bits, b_.getInt16Ty());
     llvm::Value* mag = b_.CreateAnd(code, b_.getInt16(0x7f));
     llvm::Value* sign = b_.CreateAnd(code, b_.getInt16(0x80));

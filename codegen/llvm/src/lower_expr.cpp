@@ -8,28 +8,14 @@
 
 namespace halfway::codegen::detail {
 
-// The NaN state of every node, from the states of its operands and of the locals: the lowering
-// below produces values that satisfy exactly these states.
-NanState Lowering::node_state(ir::ExprId id) {
-  if (node_known_[id])
-    return node_nan_[id];
-  const ir::Expr& e = k_.expr(id);
-  NanState args[4] = {};
-  for (int i = 0; i < e.nargs; ++i)
-    args[i] = node_state(e.args[i]);
-  node_nan_[id] = e.op == ir::Op::LocalGet ? local_nan_[e.ref] : result_nan_state(k_, e, args);
-  node_known_[id] = true;
-  return node_nan_[id];
-}
-
 Val Lowering::expr(ir::ExprId id) {
   // Shared nodes are the same computation twice (kernel.hpp); computing them once per statement
   // is only an economy, and is skipped inside flag scopes, whose flags depend on the context.
   if (!flag_scopes_.empty())
-    return {expr_uncached(id).v, node_nan_[id]};
+    return {expr_uncached(id).v, plan_.node_nan[id]};
   if (auto it = cache_.find(id); it != cache_.end())
     return it->second;
-  Val v{expr_uncached(id).v, node_nan_[id]};
+  Val v{expr_uncached(id).v, plan_.node_nan[id]};
   cache_.emplace(id, v);
   return v;
 }
@@ -42,10 +28,10 @@ Val Lowering::expr_uncached(ir::ExprId id) {
     case ir::Op::Const:
       return constant(e);
     case ir::Op::LocalGet:
-      if (storage_[e.ref] == LocalStorage::Remat)
-        return expr(remat_[e.ref]);
+      if (plan_.storage.storage[e.ref] == LocalStorage::Remat)
+        return expr(plan_.storage.remat[e.ref]);
       return {b_.CreateLoad(value_type(e.type), local_ptr(e.ref), k_.locals[e.ref].name),
-              local_nan_[e.ref]};
+              plan_.local_nan[e.ref]};
     case ir::Op::ParamGet:
       return {scalar_[e.ref]};
     case ir::Op::BufferLen:
@@ -108,11 +94,11 @@ Val Lowering::expr_uncached(ir::ExprId id) {
     ir::invalid_op(e.op);
   case ir::TypeRule::Convert: {
     if (e.type == ir::ScalarType::F16 && ir::is_narrowing(k_.expr(e.args[0]).type, e.type))
-      part_narrows_f16_ = true;
-    if (auto exact = plan_.exact.find(id); exact != plan_.exact.end())
+      note_narrows_f16();
+    if (auto exact = plan_.precision.exact.find(id); exact != plan_.precision.exact.end())
       return exact_single_rounding(e, exact->second);
-    auto lifted = plan_.lifted.find(id);
-    if (lifted == plan_.lifted.end())
+    auto lifted = plan_.precision.lifted.find(id);
+    if (lifted == plan_.precision.lifted.end())
       return convert(id, e);
     llvm::FastMathFlags contract;
     contract.setAllowContract();
@@ -179,7 +165,7 @@ Val Lowering::constant(const ir::Expr& e) {
 
 Val Lowering::builtin(const ir::Expr& e) {
   size_t d = e.imm;
-  if (flat_ && d == 0 && in_lanes_) {
+  if (plan_.flat && d == 0 && lane_part_) {
     if (e.op == ir::Op::GlobalId)
       return {flat_gid0_};
     if (e.op == ir::Op::GroupId)

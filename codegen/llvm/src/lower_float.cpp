@@ -85,7 +85,7 @@ llvm::Value* Lowering::from_compute(llvm::Value* f32, ir::ScalarType t) {
   if (t == ir::ScalarType::F16) {
     // f16 arithmetic ends in the same f32 -> f16 rounding as a narrowing conversion, which LLVM's
     // cost model vectorises only 4 wide: the lane loop gets the same width hint.
-    part_narrows_f16_ = true;
+    note_narrows_f16();
     return b_.CreateFPTrunc(f32, b_.getHalfTy());
   }
   if (t == ir::ScalarType::BF16)

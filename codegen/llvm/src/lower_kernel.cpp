@@ -61,32 +61,7 @@ namespace detail {
 Lowering::Lowering(const ir::Kernel& k, const policy::Budget& budget, const LlvmOptions& options,
                    const HostTarget& target, llvm::LLVMContext& ctx, llvm::Module& m)
     : k_(k), budget_(budget), options_(options), target_(target), ctx_(ctx), m_(m), b_(ctx),
-      address_uniformity_(k, ir::LoadLevel::Address) {
-  plan_storage_ = plan_storage(k);
-  parts_ = plan_storage_.parts;
-  storage_ = plan_storage_.storage;
-  remat_ = plan_storage_.remat;
-  // Private arrays are indexed by the lane within the workgroup, which flat mode does not keep.
-  flat_ = parts_.size() == 1 && parts_[0].kind == Part::Kind::Lanes && k.shared.empty() &&
-          k.privates.empty() && k.workgroup[1] == 1 && k.workgroup[2] == 1;
-  local_nan_ = local_nan_states(k);
-  observable_ = observable_locals(k);
-  node_nan_.assign(k.exprs.size(), NanState::NoNan);
-  node_known_.assign(k.exprs.size(), false);
-  for (ir::ExprId id = 0; id < k.exprs.size(); ++id)
-    node_state(id);
-  plan_ = plan_precision(k, budget, options.single_rounding);
-  lanes_ = k.workgroup_lanes();
-  for (const ir::SharedArray& s : k.shared) {
-    shared_offset_.push_back(shared_bytes_);
-    shared_bytes_ += (uint64_t{s.size} * ir::bytes(s.type) + 63) / 64 * 64;
-  }
-  // At most 1024 lanes x kMaxPrivateBytes (ir/verifier.hpp): 16 MiB.
-  for (const ir::PrivateArray& a : k.privates) {
-    private_offset_.push_back(shared_bytes_);
-    shared_bytes_ += (uint64_t{a.size} * ir::bytes(a.type) * lanes_ + 63) / 64 * 64;
-  }
-}
+      plan_(k, budget, options) {}
 
 llvm::BasicBlock* Lowering::block(const char* name) {
   return llvm::BasicBlock::Create(ctx_, name, fn_);
@@ -124,97 +99,143 @@ void Lowering::emit_entry(const std::string& name, llvm::Function* groups) {
   set_target_attributes(f, target_);
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f));
   llvm::Value* args = f->getArg(0);
-  auto field = [&](uint64_t offset) {
-    return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), args, offset);
+  auto field = [&](AbiSlot slot) {
+    return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), args, kernel_args_offset(slot));
   };
-  llvm::Value* buffers = b_.CreateLoad(ptr, field(0), "buffers");
-  llvm::Value* lengths = b_.CreateLoad(ptr, field(8), "lengths");
-  llvm::Value* scalars = b_.CreateLoad(ptr, field(16), "scalars");
+  // The three per-parameter arrays, loaded once.
+  llvm::Value* buffers = b_.CreateLoad(ptr, field(AbiSlot::BufferData), "buffers");
+  llvm::Value* lengths = b_.CreateLoad(ptr, field(AbiSlot::BufferLength), "lengths");
+  llvm::Value* scalars = b_.CreateLoad(ptr, field(AbiSlot::Scalar), "scalars");
   std::vector<llvm::Value*> call_args;
-  for (uint32_t i = 0; i < k_.params.size(); ++i) {
-    if (k_.params[i].is_buffer()) {
-      call_args.push_back(b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, buffers, i)));
-      call_args.push_back(b_.CreateLoad(
-          b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), lengths, i)));
-    } else {
-      call_args.push_back(b_.CreateLoad(
-          b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), scalars, i)));
+  for (const AbiParam& p : plan_.abi) {
+    llvm::Type* t = groups->getArg(static_cast<unsigned>(call_args.size()))->getType();
+    switch (p.slot) {
+    case AbiSlot::BufferData:
+      call_args.push_back(b_.CreateLoad(t, b_.CreateConstInBoundsGEP1_64(t, buffers, p.index)));
+      break;
+    case AbiSlot::BufferLength:
+      call_args.push_back(b_.CreateLoad(t, b_.CreateConstInBoundsGEP1_64(t, lengths, p.index)));
+      break;
+    case AbiSlot::Scalar:
+      call_args.push_back(b_.CreateLoad(t, b_.CreateConstInBoundsGEP1_64(t, scalars, p.index)));
+      break;
+    case AbiSlot::NumGroups:
+      call_args.push_back(
+          b_.CreateLoad(t, b_.CreateConstInBoundsGEP1_64(
+                               b_.getInt8Ty(), args, kernel_args_offset(p.slot) + 4 * p.index)));
+      break;
+    case AbiSlot::Error:
+    case AbiSlot::Cancel:
+      call_args.push_back(b_.CreateLoad(t, field(p.slot)));
+      break;
+    case AbiSlot::Shared:
+      call_args.push_back(f->getArg(3));
+      break;
+    case AbiSlot::GroupBegin:
+      call_args.push_back(f->getArg(1));
+      break;
+    case AbiSlot::GroupEnd:
+      call_args.push_back(f->getArg(2));
+      break;
     }
   }
-  for (uint64_t d = 0; d < 3; ++d)
-    call_args.push_back(b_.CreateLoad(b_.getInt32Ty(), field(24 + 4 * d)));
-  call_args.push_back(b_.CreateLoad(ptr, field(40), "error"));
-  call_args.push_back(b_.CreateLoad(ptr, field(48), "cancel"));
-  call_args.push_back(f->getArg(3));
-  call_args.push_back(f->getArg(1));
-  call_args.push_back(f->getArg(2));
   b_.CreateRet(b_.CreateCall(groups, call_args));
 }
 
 llvm::Function* Lowering::emit_groups_function() {
   llvm::Type* ptr = b_.getPtrTy();
   std::vector<llvm::Type*> types;
-  std::vector<bool> noalias;
-  for (const ir::Param& p : k_.params) {
-    if (p.is_buffer()) {
-      types.push_back(ptr), noalias.push_back(options_.noalias_buffers);
-      types.push_back(b_.getInt64Ty()), noalias.push_back(false);
-    } else {
-      types.push_back(b_.getInt64Ty()), noalias.push_back(false);
+  for (const AbiParam& p : plan_.abi) {
+    switch (p.slot) {
+    case AbiSlot::BufferData:
+    case AbiSlot::Error:
+    case AbiSlot::Cancel:
+    case AbiSlot::Shared:
+      types.push_back(ptr);
+      break;
+    case AbiSlot::BufferLength:
+    case AbiSlot::Scalar:
+    case AbiSlot::GroupBegin:
+    case AbiSlot::GroupEnd:
+      types.push_back(b_.getInt64Ty());
+      break;
+    case AbiSlot::NumGroups:
+      types.push_back(b_.getInt32Ty());
+      break;
     }
   }
-  for (int d = 0; d < 3; ++d)
-    types.push_back(b_.getInt32Ty()), noalias.push_back(false);
-  types.push_back(ptr), noalias.push_back(false); // error record
-  types.push_back(ptr), noalias.push_back(false); // cancel word
-  types.push_back(ptr), noalias.push_back(true);  // shared scratch: this thread's own
-  types.push_back(b_.getInt64Ty()), noalias.push_back(false);
-  types.push_back(b_.getInt64Ty()), noalias.push_back(false);
   auto* type = llvm::FunctionType::get(b_.getInt32Ty(), types, false);
   fn_ = llvm::Function::Create(type, llvm::Function::InternalLinkage, "halfway.groups", m_);
   set_target_attributes(fn_, target_);
   fn_->addFnAttr(llvm::Attribute::AlwaysInline);
-  for (unsigned i = 0; i < noalias.size(); ++i)
-    if (noalias[i])
-      fn_->addParamAttr(i, llvm::Attribute::NoAlias);
 
   alloca_block_ = block("allocas");
   llvm::BasicBlock* setup = block("setup");
   b_.SetInsertPoint(setup);
 
   // Parameters as values.
-  unsigned arg = 0;
   buffer_ptr_.assign(k_.params.size(), nullptr);
   buffer_len_.assign(k_.params.size(), nullptr);
   scalar_.assign(k_.params.size(), nullptr);
-  for (uint32_t i = 0; i < k_.params.size(); ++i) {
-    const ir::Param& p = k_.params[i];
-    if (p.is_buffer()) {
-      buffer_ptr_[i] = fn_->getArg(arg++);
-      buffer_ptr_[i]->setName(p.name);
-      buffer_len_[i] = fn_->getArg(arg++);
-      buffer_len_[i]->setName(p.name + ".len");
-    } else {
-      scalar_[i] = from_bits64(fn_->getArg(arg++), p.type);
-      scalar_[i]->setName(p.name);
+  llvm::Value* begin = nullptr;
+  llvm::Value* end = nullptr;
+  for (unsigned a = 0; a < plan_.abi.size(); ++a) {
+    const AbiParam& p = plan_.abi[a];
+    llvm::Argument* arg = fn_->getArg(a);
+    const std::string& param = p.index < k_.params.size() ? k_.params[p.index].name : "";
+    switch (p.slot) {
+    case AbiSlot::BufferData:
+      if (options_.noalias_buffers)
+        fn_->addParamAttr(a, llvm::Attribute::NoAlias);
+      buffer_ptr_[p.index] = arg;
+      arg->setName(param);
+      break;
+    case AbiSlot::BufferLength:
+      buffer_len_[p.index] = arg;
+      arg->setName(param + ".len");
+      break;
+    case AbiSlot::Scalar:
+      arg->setName(param + ".bits");
+      scalar_[p.index] = from_bits64(arg, k_.params[p.index].type);
+      scalar_[p.index]->setName(param);
+      break;
+    case AbiSlot::NumGroups:
+      num_groups_[p.index] = arg;
+      arg->setName(std::string("groups.") + "xyz"[p.index]);
+      break;
+    case AbiSlot::Error:
+      error_record_ = arg;
+      arg->setName("error");
+      break;
+    case AbiSlot::Cancel:
+      cancel_word_ = arg;
+      arg->setName("cancel");
+      break;
+    case AbiSlot::Shared:
+      fn_->addParamAttr(a, llvm::Attribute::NoAlias); // this thread's own
+      shared_base_ = arg;
+      arg->setName("shared");
+      break;
+    case AbiSlot::GroupBegin:
+      begin = arg;
+      arg->setName("group.begin");
+      break;
+    case AbiSlot::GroupEnd:
+      end = arg;
+      arg->setName("group.end");
+      break;
     }
   }
-  for (int d = 0; d < 3; ++d)
-    num_groups_[d] = fn_->getArg(arg++);
-  error_record_ = fn_->getArg(arg++);
-  cancel_word_ = fn_->getArg(arg++);
-  shared_base_ = fn_->getArg(arg++);
-  llvm::Value* begin = fn_->getArg(arg++);
-  llvm::Value* end = fn_->getArg(arg++);
 
   // Locals.
   local_slot_.assign(k_.locals.size(), nullptr);
   for (uint32_t i = 0; i < k_.locals.size(); ++i) {
-    if (storage_[i] == LocalStorage::Remat || storage_[i] == LocalStorage::Unused)
+    if (plan_.storage.storage[i] == LocalStorage::Remat ||
+        plan_.storage.storage[i] == LocalStorage::Unused)
       continue;
     llvm::Type* t = value_type(k_.locals[i].type);
-    if (storage_[i] == LocalStorage::PerLane)
-      t = llvm::ArrayType::get(t, lanes_);
+    if (plan_.storage.storage[i] == LocalStorage::PerLane)
+      t = llvm::ArrayType::get(t, plan_.lanes);
     local_slot_[i] = entry_alloca(t, k_.locals[i].name.c_str());
   }
   escape_slot_ = entry_alloca(b_.getInt32Ty(), "escape");
@@ -244,7 +265,7 @@ llvm::Function* Lowering::emit_groups_function() {
   llvm::Value* rest = b_.CreateUDiv(begin, ngx);
   llvm::Value* gy0 = b_.CreateTrunc(b_.CreateURem(rest, ngy), b_.getInt32Ty());
   llvm::Value* gz0 = b_.CreateTrunc(b_.CreateUDiv(rest, ngy), b_.getInt32Ty());
-  if (flat_) {
+  if (plan_.flat) {
     emit_flat_groups(begin, end, gx0, gy0, gz0, setup, done);
     llvm::IRBuilder<>(alloca_block_).CreateBr(setup);
     header->eraseFromParent();
@@ -260,7 +281,7 @@ llvm::Function* Lowering::emit_groups_function() {
     group_base_[d] = b_.CreateMul(group_id_[d], i32(k_.workgroup[d]));
   group_done_ = block("group.done");
   emit_group_prologue();
-  emit_parts(parts_, true);
+  emit_parts(plan_.storage.parts, true);
   b_.CreateBr(group_done_);
 
   b_.SetInsertPoint(group_done_);
@@ -311,8 +332,8 @@ void Lowering::poll_cancel() {
 }
 
 void Lowering::emit_group_prologue() {
-  if (shared_bytes_ > 0)
-    b_.CreateMemSet(shared_base_, b_.getInt8(0), shared_bytes_, llvm::MaybeAlign(64));
+  if (plan_.scratch_bytes > 0)
+    b_.CreateMemSet(shared_base_, b_.getInt8(0), plan_.scratch_bytes, llvm::MaybeAlign(64));
   b_.CreateStore(i32(kEscapeNone), escape_slot_);
   if (options_.records_errors())
     b_.CreateStore(i32(0), failed_slot_);
@@ -341,7 +362,7 @@ void Lowering::emit_flat_groups(llvm::Value* begin, llvm::Value* end, llvm::Valu
   b_.CreateStore(i32(kEscapeNone), escape_slot_);
   if (options_.records_errors())
     b_.CreateStore(i32(0), failed_slot_);
-  emit_parts(parts_, true);
+  emit_parts(plan_.storage.parts, true);
   b_.CreateBr(group_done_);
 
   b_.SetInsertPoint(group_done_);

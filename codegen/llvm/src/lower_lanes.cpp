@@ -6,11 +6,12 @@ namespace halfway::codegen::detail {
 // for z, for y, for x: the part's code for lane (z*Y + y)*X + x. Dimensions of extent 1 get no
 // loop; the x loop is innermost and is the one the vectoriser widens.
 void Lowering::emit_lanes(const Part& part, bool last) {
-  return_sets_flag_ = !last;
-  part_escapes_ = false;
-  part_narrows_f16_ = false;
-  part_may_fail_ = false;
-  in_lanes_ = true;
+  LanePart lane_part{.return_sets_flag = !last};
+  lane_part_ = &lane_part;
+  struct Leave {
+    LanePart*& current;
+    ~Leave() { current = nullptr; }
+  } leave{lane_part_};
   lane_loops_.clear();
 
   struct Loop {
@@ -40,8 +41,8 @@ void Lowering::emit_lanes(const Part& part, bool last) {
   };
   // A lane guard narrows the lane range (lane_guard.hpp); the range may then be empty.
   std::optional<LaneGuard> guard;
-  if (!flat_ || options_.grid_fits_u32)
-    guard = match_lane_guard(k_, part, plan_storage_, flat_);
+  if (!plan_.flat || options_.grid_fits_u32)
+    guard = match_lane_guard(k_, part, plan_.storage, plan_.flat);
   llvm::Value* x_end = i32(k_.workgroup[0]);
   llvm::Value* t_begin = flat_begin_;
   llvm::Value* t_end = flat_end_;
@@ -56,7 +57,7 @@ void Lowering::emit_lanes(const Part& part, bool last) {
     set_uniform_lane();
     begin_statement();
     llvm::Value* bound = guard->first ? i32(1) : expr(guard->bound).v;
-    if (flat_) {
+    if (plan_.flat) {
       t_end =
           b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, flat_end_,
                                    b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, flat_begin_,
@@ -67,18 +68,16 @@ void Lowering::emit_lanes(const Part& part, bool last) {
       guard_range(i32(0), x_end);
     }
   }
-  if (!guard && !flat_) {
+  if (!guard && !plan_.flat) {
     if (JamPlan jam = plan_jam(part); jam.factor > 1) {
       if (jam.lockstep)
         emit_lanes_lockstep(part, jam);
       else
         emit_lanes_jammed(part, jam);
-      in_lanes_ = false;
-      lane_done_ = nullptr;
       return;
     }
   }
-  if (flat_) {
+  if (plan_.flat) {
     // t = group_x * X + lane over the row; global_id(0) is t modulo 2^32, as the u32
     // arithmetic group_x * X + lane would give.
     llvm::Value* t = open(0, t_begin, "lane.t");
@@ -101,7 +100,7 @@ void Lowering::emit_lanes(const Part& part, bool last) {
                                   i32(k_.workgroup[0])),
                      ids[0], "lane");
   }
-  lane_done_ = block("lane.done");
+  lane_part_->done = block("lane.done");
   bool reaches = true;
   if (guard) {
     reaches = lane_block(guard->branch->body);
@@ -111,9 +110,9 @@ void Lowering::emit_lanes(const Part& part, bool last) {
         break;
   }
   if (reaches && !b_.GetInsertBlock()->getTerminator())
-    b_.CreateBr(lane_done_);
-  b_.SetInsertPoint(lane_done_);
-  if (flat_) {
+    b_.CreateBr(lane_part_->done);
+  b_.SetInsertPoint(lane_part_->done);
+  if (plan_.flat) {
     close(0, t_end, lane_loop_metadata(part));
   } else {
     close(0, x_end, lane_loop_metadata(part));
@@ -126,15 +125,14 @@ void Lowering::emit_lanes(const Part& part, bool last) {
     b_.CreateBr(skip);
     b_.SetInsertPoint(skip);
   }
-  in_lanes_ = false;
-  lane_done_ = nullptr;
-  if (part_may_fail_) {
+  lane_part_ = nullptr; // the code after the lane loop is uniform
+  if (lane_part.may_fail) {
     llvm::BasicBlock* next = block("part.ok");
     b_.CreateCondBr(b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), failed_slot_), i32(0)),
                     error_exit_, next);
     b_.SetInsertPoint(next);
   }
-  if (part_escapes_)
+  if (lane_part.escapes)
     emit_escape_dispatch();
 }
 
@@ -163,8 +161,9 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
   if (factor == 1)
     return none;
   auto local_ok = [&](uint32_t l) {
-    return storage_[l] == LocalStorage::Remat || storage_[l] == LocalStorage::LaneScalar ||
-           storage_[l] == LocalStorage::PerLane;
+    return plan_.storage.storage[l] == LocalStorage::Remat ||
+           plan_.storage.storage[l] == LocalStorage::LaneScalar ||
+           plan_.storage.storage[l] == LocalStorage::PerLane;
   };
   auto simple = [&](const ir::Stmt& s, bool stores) {
     switch (s.kind) {
@@ -172,7 +171,7 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
     case ir::StmtKind::Assign:
       if (!local_ok(s.local))
         return false;
-      return s.kind == ir::StmtKind::Let || !plan_.accumulations.count({s.local, s.a});
+      return s.kind == ir::StmtKind::Let || !plan_.precision.accumulations.count({s.local, s.a});
     case ir::StmtKind::Store:
       return stores;
     default:
@@ -211,7 +210,7 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
   } else {
     jam.loop = holder;
   }
-  if (!jam.loop || storage_[jam.loop->local] != LocalStorage::LaneScalar)
+  if (!jam.loop || plan_.storage.storage[jam.loop->local] != LocalStorage::LaneScalar)
     return none;
   // The loop variable is set by the loop alone.
   auto sets_var = [&](const ir::Stmt& s) { return &s != jam.loop && s.local == jam.loop->local; };
@@ -243,7 +242,7 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
   };
   for (const ir::Stmt& s : jam.loop->body) {
     if (s.kind == ir::StmtKind::Assign && s.local != jam.loop->local && local_ok(s.local) &&
-        plan_.accumulations.count({s.local, s.a})) {
+        plan_.precision.accumulations.count({s.local, s.a})) {
       accumulates = true;
       continue;
     }
@@ -279,7 +278,8 @@ bool Lowering::starts_at_lane(ir::ExprId id, int depth) {
   case ir::Op::LocalId:
     return e.imm == 0;
   case ir::Op::LocalGet:
-    return storage_[e.ref] == LocalStorage::Remat && starts_at_lane(remat_[e.ref], depth + 1);
+    return plan_.storage.storage[e.ref] == LocalStorage::Remat &&
+           starts_at_lane(plan_.storage.remat[e.ref], depth + 1);
   case ir::Op::Add:
     return (starts_at_lane(e.args[0], depth + 1) && uniform_expr(e.args[1], depth + 1)) ||
            (uniform_expr(e.args[0], depth + 1) && starts_at_lane(e.args[1], depth + 1));
@@ -302,9 +302,10 @@ bool Lowering::uniform_expr(ir::ExprId id, int depth) {
   case ir::Op::BufferLen:
     return true;
   case ir::Op::LocalGet:
-    if (storage_[e.ref] == LocalStorage::Workgroup)
+    if (plan_.storage.storage[e.ref] == LocalStorage::Workgroup)
       return true;
-    return storage_[e.ref] == LocalStorage::Remat && uniform_expr(remat_[e.ref], depth + 1);
+    return plan_.storage.storage[e.ref] == LocalStorage::Remat &&
+           uniform_expr(plan_.storage.remat[e.ref], depth + 1);
   case ir::Op::Add:
   case ir::Op::Sub:
   case ir::Op::Mul:
@@ -399,7 +400,8 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   std::vector<std::vector<llvm::Value*>> slots(factor, local_slot_);
   for (unsigned k = 1; k < factor; ++k)
     for (uint32_t l = 0; l < k_.locals.size(); ++l)
-      if (storage_[l] == LocalStorage::LaneScalar && (l != loop->local || !jam.shared_var))
+      if (plan_.storage.storage[l] == LocalStorage::LaneScalar &&
+          (l != loop->local || !jam.shared_var))
         slots[k][l] = entry_alloca(value_type(k_.locals[l].type), k_.locals[l].name.c_str());
   std::vector<llvm::Value*> saved = local_slot_;
 
@@ -424,7 +426,7 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
         lane_stmt(*s);
     }
   };
-  lane_done_ = block("lane.done");
+  lane_part_->done = block("lane.done");
   each_lane(before);
   llvm::BasicBlock* join = nullptr;
   if (jam.wrapper) {
@@ -491,8 +493,8 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
     b_.SetInsertPoint(join);
   }
   each_lane(after);
-  b_.CreateBr(lane_done_);
-  b_.SetInsertPoint(lane_done_);
+  b_.CreateBr(lane_part_->done);
+  b_.SetInsertPoint(lane_part_->done);
   local_slot_ = saved;
   llvm::Value* next = b_.CreateAdd(first, i32(factor));
   first->addIncoming(next, b_.GetInsertBlock());
@@ -523,12 +525,12 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
   const auto &before = stmts.before, &after = stmts.after;
   const auto &inner_before = stmts.inner_before, &inner_after = stmts.inner_after;
   std::vector<llvm::Value*> saved_slots = local_slot_;
-  std::vector<LocalStorage> saved_storage = storage_;
+  lane_part_->lane_scalars_per_lane = true;
   for (uint32_t l = 0; l < k_.locals.size(); ++l)
-    if (storage_[l] == LocalStorage::LaneScalar) {
-      storage_[l] = LocalStorage::PerLane;
-      local_slot_[l] = entry_alloca(llvm::ArrayType::get(value_type(k_.locals[l].type), lanes_),
-                                    k_.locals[l].name.c_str());
+    if (plan_.storage.storage[l] == LocalStorage::LaneScalar) {
+      local_slot_[l] =
+          entry_alloca(llvm::ArrayType::get(value_type(k_.locals[l].type), plan_.lanes),
+                       k_.locals[l].name.c_str());
     }
   const unsigned lanes = k_.workgroup[0];
   // One lane loop over [0, lanes) running `fn` for each lane; `widen`: the lockstep body's when it
@@ -565,7 +567,7 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
     store_local(loop->local, {j, NanState::NoNan});
     return j;
   };
-  lane_done_ = block("lane.done"); // unused: the statements here cannot leave the part
+  lane_part_->done = block("lane.done"); // unused: the statements here cannot leave the part
   llvm::Value* cond = nullptr;
   if (jam.wrapper) {
     set_uniform_lane();
@@ -634,10 +636,10 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
     b_.SetInsertPoint(skip);
   }
   lane_loop([&] { run(after); });
-  lane_done_->eraseFromParent();
-  lane_done_ = nullptr;
+  lane_part_->done->eraseFromParent();
+  lane_part_->done = nullptr;
   local_slot_ = saved_slots;
-  storage_ = saved_storage;
+  lane_part_->lane_scalars_per_lane = false;
 }
 
 // Metadata that keeps LLVM from unrolling a loop of the kernel's structure (the loop over
@@ -714,9 +716,9 @@ llvm::MDNode* Lowering::lane_loop_metadata(const Part& part, bool widen) {
   unsigned width = options_.narrowing_vector_width;
   if (width == 0)
     width = target_.avx512 ? 16 : 1;
-  if (divides_under_control(k_, part, address_uniformity_)) {
+  if (divides_under_control(k_, part, plan_.address_uniformity)) {
     add("llvm.loop.vectorize.enable", b_.getFalse());
-  } else if (part_narrows_f16_ && width > 1 && !options_.records_errors()) {
+  } else if (lane_part_->narrows_f16 && width > 1 && !options_.records_errors()) {
     add("llvm.loop.vectorize.enable", b_.getTrue());
     add("llvm.loop.vectorize.width", b_.getInt32(width));
   } else if (widen && !options_.records_errors()) {

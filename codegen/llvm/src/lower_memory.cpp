@@ -58,23 +58,24 @@ llvm::Function* Lowering::error_recorder() {
   auto field = [&](uint64_t offset) {
     return r.CreateConstInBoundsGEP1_64(r.getInt8Ty(), rec, offset);
   };
-  llvm::Value* claimed = r.CreateLoad(i32t, field(0));
+  llvm::Value* claimed = r.CreateLoad(i32t, field(offsetof(ErrorRecord, claimed)));
   r.CreateCondBr(r.CreateICmpEQ(claimed, r.getInt32(0)), write, compare);
   r.SetInsertPoint(compare);
-  llvm::Value* old_site = r.CreateLoad(i32t, field(4));
-  llvm::Value* old_lane = r.CreateLoad(i32t, field(8));
-  llvm::Value* same_group = r.CreateICmpEQ(r.CreateLoad(i64t, field(16)), recorder_->getArg(3));
+  llvm::Value* old_site = r.CreateLoad(i32t, field(offsetof(ErrorRecord, site)));
+  llvm::Value* old_lane = r.CreateLoad(i32t, field(offsetof(ErrorRecord, lane)));
+  llvm::Value* same_group =
+      r.CreateICmpEQ(r.CreateLoad(i64t, field(offsetof(ErrorRecord, group))), recorder_->getArg(3));
   llvm::Value* earlier =
       r.CreateOr(r.CreateICmpULT(site, old_site),
                  r.CreateAnd(r.CreateICmpEQ(site, old_site), r.CreateICmpULT(lane, old_lane)));
   r.CreateCondBr(r.CreateAnd(same_group, earlier), write, done);
   r.SetInsertPoint(write);
-  r.CreateStore(r.getInt32(1), field(0));
-  r.CreateStore(site, field(4));
-  r.CreateStore(lane, field(8));
-  r.CreateStore(recorder_->getArg(3), field(16));
-  r.CreateStore(recorder_->getArg(4), field(24));
-  r.CreateStore(recorder_->getArg(5), field(32));
+  r.CreateStore(r.getInt32(1), field(offsetof(ErrorRecord, claimed)));
+  r.CreateStore(site, field(offsetof(ErrorRecord, site)));
+  r.CreateStore(lane, field(offsetof(ErrorRecord, lane)));
+  r.CreateStore(recorder_->getArg(3), field(offsetof(ErrorRecord, group)));
+  r.CreateStore(recorder_->getArg(4), field(offsetof(ErrorRecord, index)));
+  r.CreateStore(recorder_->getArg(5), field(offsetof(ErrorRecord, length)));
   r.CreateBr(done);
   r.SetInsertPoint(done);
   r.CreateRetVoid();
@@ -88,10 +89,10 @@ void Lowering::check(llvm::Value* fail, uint32_t site, llvm::Value* index, llvm:
   b_.CreateCondBr(fail, bad, ok, md.createBranchWeights(1, 1 << 20));
   b_.SetInsertPoint(bad);
   b_.CreateCall(error_recorder(), {error_record_, i32(site), lane_, group_linear_, index, length});
-  if (in_lanes_) {
+  if (lane_part_) {
     b_.CreateStore(i32(1), failed_slot_);
-    part_may_fail_ = true;
-    b_.CreateBr(lane_done_);
+    lane_part_->may_fail = true;
+    b_.CreateBr(lane_part_->done);
   } else {
     b_.CreateBr(error_exit_);
   }
@@ -140,7 +141,7 @@ llvm::Value* Lowering::element_ptr(ir::Space space, uint32_t ref, llvm::Value* i
   llvm::Value* base =
       space == ir::Space::Buffer
           ? buffer_ptr_[ref]
-          : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, shared_offset_[ref]);
+          : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, plan_.shared_offset[ref]);
   if (options_.memory == MemoryChecks::Explicit) {
     llvm::Value* length = space == ir::Space::Buffer ? buffer_len_[ref] : i64(k_.shared[ref].size);
     const std::string& name = k_.memory_name(space, ref);
@@ -201,13 +202,13 @@ llvm::Value* Lowering::array_element_ptr(ir::Space space, uint32_t ref,
   ir::ScalarType t = a.type;
   if (space == ir::Space::Shared) {
     llvm::Value* base =
-        b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, shared_offset_[ref]);
+        b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, plan_.shared_offset[ref]);
     return b_.CreateInBoundsGEP(value_type(t), base, linear);
   }
   llvm::Value* base =
-      b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, private_offset_[ref]);
+      b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, plan_.private_offset[ref]);
   llvm::Value* at =
-      b_.CreateAdd(b_.CreateMul(linear, i64(lanes_)), b_.CreateZExt(lane_, b_.getInt64Ty()));
+      b_.CreateAdd(b_.CreateMul(linear, i64(plan_.lanes)), b_.CreateZExt(lane_, b_.getInt64Ty()));
   return b_.CreateInBoundsGEP(value_type(t), base, at);
 }
 

@@ -4,9 +4,13 @@
 namespace halfway::codegen::detail {
 
 llvm::Value* Lowering::local_ptr(uint32_t local) {
-  if (storage_[local] != LocalStorage::PerLane)
+  const LocalStorage storage = plan_.storage.storage[local];
+  const bool per_lane =
+      storage == LocalStorage::PerLane ||
+      (storage == LocalStorage::LaneScalar && lane_part_ && lane_part_->lane_scalars_per_lane);
+  if (!per_lane)
     return local_slot_[local];
-  llvm::Type* array = llvm::ArrayType::get(value_type(k_.locals[local].type), lanes_);
+  llvm::Type* array = llvm::ArrayType::get(value_type(k_.locals[local].type), plan_.lanes);
   return b_.CreateInBoundsGEP(array, local_slot_[local],
                               {i64(0), b_.CreateZExt(lane_, b_.getInt64Ty())});
 }
@@ -15,7 +19,7 @@ llvm::Value* Lowering::local_ptr(uint32_t local) {
 // another state are made canonical on the way in.
 void Lowering::store_local(uint32_t local, Val v) {
   llvm::Value* value = v.v;
-  if (v.nan != NanState::NoNan && v.nan != local_nan_[local])
+  if (v.nan != NanState::NoNan && v.nan != plan_.local_nan[local])
     value = canonical(v, k_.locals[local].type);
   b_.CreateStore(value, local_ptr(local));
 }
@@ -36,10 +40,10 @@ bool Lowering::lane_stmt(const ir::Stmt& s) {
   switch (s.kind) {
   case ir::StmtKind::Let:
   case ir::StmtKind::Assign: {
-    if (storage_[s.local] == LocalStorage::Remat)
+    if (plan_.storage.storage[s.local] == LocalStorage::Remat)
       return true; // recomputed where read
-    auto acc = plan_.accumulations.find({s.local, s.a});
-    if (acc != plan_.accumulations.end() && s.kind == ir::StmtKind::Assign) {
+    auto acc = plan_.precision.accumulations.find({s.local, s.a});
+    if (acc != plan_.precision.accumulations.end() && s.kind == ir::StmtKind::Assign) {
       llvm::FastMathFlags relaxed;
       relaxed.setAllowReassoc();
       relaxed.setAllowContract();
@@ -48,7 +52,7 @@ bool Lowering::lane_stmt(const ir::Stmt& s) {
       flag_scopes_.pop_back();
       store_local(s.local, v);
     } else {
-      probe_loads_ = !observable_[s.local];
+      probe_loads_ = !plan_.observable[s.local];
       const Val v = expr(s.a);
       probe_loads_ = false;
       store_local(s.local, v);
@@ -94,11 +98,11 @@ void Lowering::lane_escape(ir::StmtKind kind) {
   uint32_t code = kind == ir::StmtKind::Break      ? kEscapeBreak
                   : kind == ir::StmtKind::Continue ? kEscapeContinue
                                                    : kEscapeReturn;
-  if (code != kEscapeReturn || return_sets_flag_) {
+  if (code != kEscapeReturn || lane_part_->return_sets_flag) {
     b_.CreateStore(i32(code), escape_slot_);
-    part_escapes_ = true;
+    lane_part_->escapes = true;
   }
-  b_.CreateBr(lane_done_);
+  b_.CreateBr(lane_part_->done);
 }
 
 void Lowering::lane_if(const ir::Stmt& s) {
@@ -172,7 +176,7 @@ void Lowering::lane_for_rest(const ir::Stmt& s) {
   // scalar remainder of fewer iterations than one vector step, which runtime unrolling
   // multiplied eightfold with its own remainder loop: more compile time for nothing.
   for (const ir::Stmt& st : s.body)
-    if (st.kind == ir::StmtKind::Assign && plan_.accumulations.count({st.local, st.a})) {
+    if (st.kind == ir::StmtKind::Assign && plan_.precision.accumulations.count({st.local, st.a})) {
       llvm::Metadata* ops[] = {
           nullptr,
           llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.runtime.disable")})};

@@ -6,11 +6,8 @@
 #include "halfway/ir/analysis/uniformity.hpp"
 #include "halfway/numerics/math.hpp"
 #include "lane_guard.hpp"
-#include "nan_state.hpp"
-#include "observable.hpp"
 #include "partition.hpp"
-#include "precision.hpp"
-#include "storage.hpp"
+#include "plan.hpp"
 
 #include <array>
 #include <llvm/IR/IRBuilder.h>
@@ -36,7 +33,7 @@ public:
 
   void emit(const std::string& entry_name);
   std::vector<CheckSite> take_sites() { return std::move(sites_); }
-  uint64_t shared_bytes() const { return shared_bytes_; }
+  uint64_t shared_bytes() const { return plan_.scratch_bytes; }
 
 private:
   // ---- kernel structure (lower_kernel.cpp) -------------------------------------------------
@@ -94,7 +91,6 @@ private:
   // ---- expressions (lower_expr.cpp) --------------------------------------------------------
   Val expr(ir::ExprId id);
   Val expr_uncached(ir::ExprId id);
-  NanState node_state(ir::ExprId id);
   Val constant(const ir::Expr& e);
   Val builtin(const ir::Expr& e);
   Val float_op(ir::ExprId id, const ir::Expr& e);
@@ -197,21 +193,8 @@ private:
   llvm::LLVMContext& ctx_;
   llvm::Module& m_;
   llvm::IRBuilder<> b_;
-  // Which values LLVM may see as the same in every lane (LoadLevel::Address):
-  // lane_loop_metadata's "LLVM 19: uniform predicated division".
-  ir::UniformityAnalysis address_uniformity_;
-
-  std::vector<Part> parts_;
-  std::vector<LocalStorage> storage_;
-  std::vector<ir::ExprId> remat_;
-  StoragePlan plan_storage_;
-  std::vector<NanState> local_nan_;
-  std::vector<NanState> node_nan_; // every node's state (nan_state.hpp), from local_nan_
-  std::vector<bool> node_known_;
-  PrecisionPlan plan_;
+  const LoweringPlan plan_;
   std::vector<CheckSite> sites_;
-  uint64_t shared_bytes_ = 0;
-  uint32_t lanes_ = 1;
 
   // Function-level values of the groups function.
   llvm::Function* fn_ = nullptr;
@@ -222,21 +205,13 @@ private:
   llvm::BasicBlock* cancel_exit_ = nullptr;
   llvm::Value* shared_base_ = nullptr;
   std::vector<llvm::Value*> buffer_ptr_, buffer_len_, scalar_;
-  std::vector<uint64_t> shared_offset_;
-  // Private arrays follow the shared arrays in the scratch, element-major: element i of lane l
-  // is at private_offset_[a] + (i * lanes + l) * bytes, so that a lane loop reading acc[i]
-  // reads consecutive addresses (and vectorises). The scratch is zeroed per workgroup, which
-  // is the start of each of its lanes.
-  std::vector<uint64_t> private_offset_;
   std::array<llvm::Value*, 3> num_groups_{};
   std::vector<llvm::Value*> local_slot_;
   llvm::AllocaInst* escape_slot_ = nullptr;
   llvm::AllocaInst* failed_slot_ = nullptr; // checked mode: a lane of this workgroup failed
   llvm::Function* recorder_ = nullptr;
 
-  // Flat mode: a kernel that is one Lanes part, 1-D workgroups, no shared memory runs each row
-  // of workgroups as one loop over t = group_x * X + lane, so the vectoriser sees one long loop.
-  bool flat_ = false;
+  // Flat mode (LoweringPlan::flat): the current row.
   llvm::Value* flat_begin_ = nullptr; // i64 t range of the current row
   llvm::Value* flat_end_ = nullptr;
   llvm::Value* flat_row_group_ = nullptr; // linear id of the row's first group, and its x
@@ -252,12 +227,24 @@ private:
   // The lane being generated: its linear index and local ids (lane 0 in uniform code).
   llvm::Value* lane_ = nullptr;
   std::array<llvm::Value*, 3> lid_{};
-  llvm::BasicBlock* lane_done_ = nullptr; // end of the current lane's part
-  bool return_sets_flag_ = false;         // a return must tell the code after the lane loop
-  bool part_escapes_ = false;             // the current part set the escape flag somewhere
-  bool part_narrows_f16_ = false;
-  bool part_may_fail_ = false; // checked code in the current part
-  bool in_lanes_ = false;      // generating a Lanes part (not uniform code)
+  // The Lanes part being generated, null in uniform code. emit_lanes owns it for exactly the
+  // part's duration; the statements inside read it and report back through it.
+  struct LanePart {
+    llvm::BasicBlock* done = nullptr; // end of the current lane's part
+    bool return_sets_flag = false;    // a return must tell the code after the lane loop
+    // What the part's code turned out to hold, read when its lane loop closes.
+    bool escapes = false;     // it set the escape flag somewhere
+    bool narrows_f16 = false; // it narrows to f16 (lane_loop_metadata's vector width)
+    bool may_fail = false;    // it holds checked code
+    // Lockstep lanes (emit_lanes_lockstep): the part's LaneScalar locals live in per-lane
+    // arrays while it runs, since three lane loops share them.
+    bool lane_scalars_per_lane = false;
+  };
+  LanePart* lane_part_ = nullptr;
+  void note_narrows_f16() {
+    if (lane_part_)
+      lane_part_->narrows_f16 = true;
+  }
 
   struct LoopTargets {
     llvm::BasicBlock* brk;
@@ -277,8 +264,7 @@ private:
   }
   std::vector<FlagScope> flag_scopes_;
   std::unordered_map<ir::ExprId, Val> cache_; // per statement, only without flag scopes
-  // observable_locals(): a let or assignment of another local loads volatile (probe_loads_).
-  std::vector<bool> observable_;
+  // A let or assignment of a local no one observes loads volatile (LoweringPlan::observable).
   bool probe_loads_ = false;
 };
 

@@ -12,17 +12,31 @@ LaunchArgs::LaunchArgs(const ir::Kernel& k, const Grid& grid, std::span<const Ar
   buffers_.assign(n, nullptr);
   lengths_.assign(n, 0);
   scalars_.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    if (!k.params[i].is_buffer()) {
-      scalars_[i] = args[i].scalar;
-      continue;
+  // The per-parameter slots the generated entry loads (codegen/llvm/abi.hpp).
+  for (const codegen::AbiParam& p : codegen::groups_abi(k)) {
+    switch (p.slot) {
+    case codegen::AbiSlot::BufferData: {
+      HostBuffer* b = args[p.index].buffer;
+      buffers_[p.index] = b->data();
+      for (size_t j = 0; j < p.index; ++j)
+        if (k.params[j].is_buffer() && args[j].buffer == b)
+          distinct_ = false;
+      break;
     }
-    HostBuffer* b = args[i].buffer;
-    buffers_[i] = b->data();
-    lengths_[i] = b->size();
-    for (size_t j = 0; j < i; ++j)
-      if (k.params[j].is_buffer() && args[j].buffer == b)
-        distinct_ = false;
+    case codegen::AbiSlot::BufferLength:
+      lengths_[p.index] = args[p.index].buffer->size();
+      break;
+    case codegen::AbiSlot::Scalar:
+      scalars_[p.index] = args[p.index].scalar;
+      break;
+    case codegen::AbiSlot::NumGroups: // KernelArgs' fixed fields, below
+    case codegen::AbiSlot::Error:
+    case codegen::AbiSlot::Cancel:
+    case codegen::AbiSlot::Shared: // arguments of the entry itself
+    case codegen::AbiSlot::GroupBegin:
+    case codegen::AbiSlot::GroupEnd:
+      break;
+    }
   }
   args_.buffers = buffers_.data();
   args_.lengths = lengths_.data();

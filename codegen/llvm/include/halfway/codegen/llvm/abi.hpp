@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace halfway::codegen {
 
@@ -57,6 +58,36 @@ static_assert(offsetof(ErrorRecord, claimed) == 0 && offsetof(ErrorRecord, site)
 
 using EntryFn = int32_t (*)(const KernelArgs* args, uint64_t group_begin, uint64_t group_end,
                             void* shared);
+
+// The entry unpacks KernelArgs into the parameters of an inner "groups" function (always
+// inlined), so that buffer pointers can be `noalias` parameters. This table is the one statement
+// of that parameter list: the code generator declares, names and passes the parameters in its
+// order, and the runtime fills KernelArgs by walking the same rows, so neither side restates the
+// other's positions.
+enum class AbiSlot : uint8_t {
+  BufferData,   // KernelArgs::buffers[param]: a pointer (noalias when the device allows)
+  BufferLength, // KernelArgs::lengths[param]: u64 element count
+  Scalar,       // KernelArgs::scalars[param]: u64 bit pattern
+  NumGroups,    // KernelArgs::num_groups[dimension]: u32
+  Error,        // KernelArgs::error
+  Cancel,       // KernelArgs::cancel
+  Shared,       // the entry's `shared` argument: this thread's scratch (always noalias)
+  GroupBegin,   // the entry's `group_begin`
+  GroupEnd,     // the entry's `group_end`
+};
+
+struct AbiParam {
+  AbiSlot slot;
+  uint32_t index = 0; // the kernel parameter (buffers and scalars) or the dimension (NumGroups)
+};
+
+// The groups function's parameters for kernel `k`: per kernel parameter in order, a buffer's data
+// and length or a scalar's bits; then num_groups x, y, z, the error record, the cancel word, the
+// shared scratch, and the group range.
+std::vector<AbiParam> groups_abi(const ir::Kernel& k);
+
+// Where KernelArgs keeps a slot that the entry loads (not Shared, GroupBegin or GroupEnd).
+uint64_t kernel_args_offset(AbiSlot slot);
 
 // One place in the kernel where checked code can fail, described as the interpreter describes it
 // (interp/src/memory.cpp, eval_int.cpp), so that both report the same error.
