@@ -34,7 +34,7 @@ if(TARGET halfway_codegen_spirv)
   string(APPEND HALFWAY_CONFIG_DEPENDENCIES "find_dependency(SPIRV-Tools CONFIG)\n")
   string(APPEND HALFWAY_PC_REQUIRES " SPIRV-Tools")
 endif()
-if(TARGET halfway_vulkan)
+if(TARGET halfway_vulkan_api)
   # Vulkan's headers only: the loader is opened at run time, never linked.
   string(APPEND HALFWAY_CONFIG_DEPENDENCIES "find_dependency(Vulkan)\n")
   set(HALFWAY_PC_REQUIRES_PRIVATE "vulkan")
@@ -45,7 +45,7 @@ endif()
 
 # Link order for pkg-config: every library before the ones it uses.
 set(HALFWAY_PC_LIBS "")
-foreach(lib diff devices io text dsl vkdevice cpu codegen_spirv codegen_llvm vulkan interp buffers
+foreach(lib diff devices io text dsl vulkan cpu codegen_spirv codegen_llvm vulkan_api interp buffers
             policy ir numerics support)
   if(TARGET halfway_${lib})
     string(APPEND HALFWAY_PC_LIBS " -lhalfway_${lib}")

@@ -1,7 +1,7 @@
 #include "glsl_compare.hpp"
 
 #include "halfway/codegen/spirv/codegen.hpp"
-#include "halfway/runtime/vulkan/environment.hpp"
+#include "halfway/runtime/vulkan_api/environment.hpp"
 
 #include <algorithm>
 #include <chrono>

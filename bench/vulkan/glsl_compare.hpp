@@ -8,7 +8,7 @@
 // constant `total_groups`, which comes first, followed by `glsl_push`.
 
 #include "halfway/ir/verifier.hpp"
-#include "halfway/runtime/vkdevice/vulkan_device.hpp"
+#include "halfway/runtime/vulkan/device.hpp"
 
 #include <array>
 #include <cstddef>

@@ -22,8 +22,8 @@
 #include "gemv_fp8_rows.hpp"
 #include "glsl_baselines.hpp"
 #include "glsl_compare.hpp"
-#include "halfway/runtime/vkdevice/vulkan_device.hpp"
-#include "halfway/runtime/vulkan/environment.hpp"
+#include "halfway/runtime/vulkan/device.hpp"
+#include "halfway/runtime/vulkan_api/environment.hpp"
 
 #include <algorithm>
 #include <bit>

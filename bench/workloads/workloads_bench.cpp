@@ -27,8 +27,8 @@
 #ifdef HALFWAY_BENCH_VULKAN
 #include "glsl.hpp"
 #include "glsl_compare.hpp"
-#include "halfway/runtime/vkdevice/vulkan_device.hpp"
-#include "halfway/runtime/vulkan/environment.hpp"
+#include "halfway/runtime/vulkan/device.hpp"
+#include "halfway/runtime/vulkan_api/environment.hpp"
 #endif
 #ifdef HALFWAY_HAVE_OPENBLAS
 #include <cblas.h>

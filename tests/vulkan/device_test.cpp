@@ -1,4 +1,4 @@
-// The Vulkan device (runtime/vkdevice) against the reference interpreter, on lavapipe with the
+// The Vulkan device (runtime/vulkan) against the reference interpreter, on lavapipe with the
 // validation layer on: every example with tie-stressing, edge and random inputs, bit for bit; every
 // conversion and every exact op; the launch memo; 2D dispatch; feature refusals; failed launches;
 // and the hand-written GLSL saxpy and reduction as a second, independent path to the device.
@@ -13,7 +13,7 @@
 #include "halfway/diff/gtest.hpp"
 #include "halfway/diff/inputs.hpp"
 #include "halfway/policy/policy.hpp"
-#include "halfway/runtime/vkdevice/vulkan_device.hpp"
+#include "halfway/runtime/vulkan/device.hpp"
 #include "kernel_builder.hpp"
 #include "shaders.hpp"
 

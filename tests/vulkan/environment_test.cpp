@@ -4,8 +4,8 @@
 // only way to guarantee the probe's loader has never seen the parent's environment.
 
 #include "glsl.hpp"
-#include "halfway/runtime/vulkan/environment.hpp"
-#include "halfway/runtime/vulkan/selection.hpp"
+#include "halfway/runtime/vulkan_api/environment.hpp"
+#include "halfway/runtime/vulkan_api/selection.hpp"
 
 #include <cstdlib>
 #include <map>

@@ -2,7 +2,7 @@
 // data, plus the real refusal on lavapipe.
 
 #include "glsl.hpp"
-#include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/runtime/vulkan_api/result.hpp"
 
 namespace halfway::vk::testing {
 namespace {

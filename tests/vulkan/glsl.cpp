@@ -1,6 +1,6 @@
 #include "glsl.hpp"
 
-#include "halfway/runtime/vulkan/selection.hpp"
+#include "halfway/runtime/vulkan_api/selection.hpp"
 
 #include <cstdlib>
 #include <shaderc/shaderc.hpp>

@@ -2,7 +2,7 @@
 // Test support: hand-written GLSL compiled with shaderc at test time (a path to the device that is
 // independent of halfway's codegen), and a runtime fixture that fails on any validation message.
 
-#include "halfway/runtime/vulkan/runtime.hpp"
+#include "halfway/runtime/vulkan_api/runtime.hpp"
 
 #include <cstdint>
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // (VK_ICD_FILENAMES, VK_LAYER_PATH, HALFWAY_VK_*), because the loader reads those when volk first
 // loads it and volk does that once per process. Exit status 0, or 2 for an Error (as the CLI).
 
-#include "halfway/runtime/vulkan/runtime.hpp"
+#include "halfway/runtime/vulkan_api/runtime.hpp"
 
 #include <iostream>
 

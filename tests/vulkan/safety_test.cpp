@@ -10,7 +10,7 @@
 #include "halfway/codegen/spirv/codegen.hpp"
 #include "halfway/policy/policy.hpp"
 #include "halfway/runtime/factories.hpp"
-#include "halfway/runtime/vkdevice/vulkan_device.hpp"
+#include "halfway/runtime/vulkan/device.hpp"
 #include "halfway/text/parse.hpp"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // and HALFWAY_VK_DEVICE on the real one.
 
 #include "glsl.hpp"
-#include "halfway/runtime/vulkan/selection.hpp"
+#include "halfway/runtime/vulkan_api/selection.hpp"
 
 #include <cstdlib>
 

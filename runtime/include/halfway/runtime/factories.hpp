@@ -1,6 +1,6 @@
 #pragma once
 // Constructors of the devices, one per backend library, declared here below them all: each
-// device library defines its own (runtime/cpu, runtime/vkdevice, runtime/devices for the
+// device library defines its own (runtime/cpu, runtime/vulkan, runtime/devices for the
 // interpreter), and runtime/devices/src/devices.cpp maps device names to them; a backend left
 // out of the build is simply absent from device_names().
 

@@ -13,7 +13,7 @@
 // create fresh ones). Device-level functions never use volk's globals: each Device loads its own
 // table (see device.hpp).
 
-#include "halfway/runtime/vulkan/device_info.hpp"
+#include "halfway/runtime/vulkan_api/device_info.hpp"
 #include "halfway/support/error.hpp"
 
 #include <cstdint>

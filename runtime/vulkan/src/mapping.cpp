@@ -1,6 +1,6 @@
 #include "halfway/codegen/spirv/capabilities.hpp"
 #include "halfway/codegen/spirv/drivers.hpp"
-#include "halfway/runtime/vkdevice/vulkan_device.hpp"
+#include "halfway/runtime/vulkan/device.hpp"
 
 #include <algorithm>
 #include <string_view>

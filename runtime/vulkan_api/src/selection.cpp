@@ -1,4 +1,4 @@
-#include "halfway/runtime/vulkan/selection.hpp"
+#include "halfway/runtime/vulkan_api/selection.hpp"
 
 #include "halfway/support/error.hpp"
 #include "loader.hpp"

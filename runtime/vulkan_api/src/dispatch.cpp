@@ -1,6 +1,6 @@
-#include "halfway/runtime/vulkan/dispatch.hpp"
+#include "halfway/runtime/vulkan_api/dispatch.hpp"
 
-#include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/runtime/vulkan_api/result.hpp"
 #include "halfway/support/error.hpp"
 
 namespace halfway::vk {

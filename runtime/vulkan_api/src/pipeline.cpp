@@ -1,6 +1,6 @@
 #include "device_state.hpp"
-#include "halfway/runtime/vulkan/program.hpp"
-#include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/runtime/vulkan_api/program.hpp"
+#include "halfway/runtime/vulkan_api/result.hpp"
 #include "loader.hpp"
 #include "structs.hpp"
 

@@ -1,6 +1,6 @@
-#include "halfway/runtime/vulkan/runtime.hpp"
+#include "halfway/runtime/vulkan_api/runtime.hpp"
 
-#include "halfway/runtime/vulkan/selection.hpp"
+#include "halfway/runtime/vulkan_api/selection.hpp"
 
 namespace halfway::vk {
 

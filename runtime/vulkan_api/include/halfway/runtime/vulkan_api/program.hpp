@@ -6,7 +6,7 @@
 // bindings 0..n-1 of descriptor set 0, and one push-constant block at offset 0 for scalars. No
 // uniform buffers, images or specialisation constants.
 
-#include "halfway/runtime/vulkan/features.hpp"
+#include "halfway/runtime/vulkan_api/features.hpp"
 
 #include <cstdint>
 #include <string>

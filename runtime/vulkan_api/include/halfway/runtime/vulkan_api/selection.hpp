@@ -9,7 +9,7 @@
 // unusable devices, is an error listing what there is: silently falling back would benchmark the
 // wrong device.
 
-#include "halfway/runtime/vulkan/device_info.hpp"
+#include "halfway/runtime/vulkan_api/device_info.hpp"
 #include "halfway/support/error.hpp"
 
 #include <cstddef>

@@ -1,7 +1,7 @@
-#include "halfway/runtime/vulkan/instance.hpp"
+#include "halfway/runtime/vulkan_api/instance.hpp"
 
 #include "device_query.hpp"
-#include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/runtime/vulkan_api/result.hpp"
 #include "instance_state.hpp"
 #include "loader.hpp"
 #include "structs.hpp"

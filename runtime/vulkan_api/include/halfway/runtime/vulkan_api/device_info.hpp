@@ -7,7 +7,7 @@
 // handed this profile), and the limits that shape a dispatch. Plain data also means tests can
 // build a fake DeviceInfo for devices this machine does not have.
 
-#include "halfway/runtime/vulkan/features.hpp"
+#include "halfway/runtime/vulkan_api/features.hpp"
 #include "halfway/support/error.hpp"
 
 #include <array>

@@ -1,4 +1,4 @@
-#include "halfway/runtime/vulkan/buffer.hpp"
+#include "halfway/runtime/vulkan_api/buffer.hpp"
 
 #include "device_state.hpp"
 

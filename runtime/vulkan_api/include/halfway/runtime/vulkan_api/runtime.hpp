@@ -12,8 +12,8 @@
 // The rest of halfway keeps working without Vulkan: nothing here aborts, and a missing loader,
 // driver or device is an Error from the constructor.
 
-#include "halfway/runtime/vulkan/device.hpp"
-#include "halfway/runtime/vulkan/instance.hpp"
+#include "halfway/runtime/vulkan_api/device.hpp"
+#include "halfway/runtime/vulkan_api/instance.hpp"
 #include "halfway/support/error.hpp"
 
 #include <map>

@@ -1,7 +1,7 @@
 #pragma once
 // Private: filling a DeviceInfo from a VkPhysicalDevice.
 
-#include "halfway/runtime/vulkan/device_info.hpp"
+#include "halfway/runtime/vulkan_api/device_info.hpp"
 
 #include <volk.h>
 

@@ -1,6 +1,6 @@
 #include "device_state.hpp"
 
-#include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/runtime/vulkan_api/result.hpp"
 #include "structs.hpp"
 
 #include <algorithm>

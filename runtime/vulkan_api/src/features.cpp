@@ -1,4 +1,4 @@
-#include "halfway/runtime/vulkan/features.hpp"
+#include "halfway/runtime/vulkan_api/features.hpp"
 
 #include <array>
 

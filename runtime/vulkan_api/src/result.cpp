@@ -1,4 +1,4 @@
-#include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/runtime/vulkan_api/result.hpp"
 
 #include <string>
 

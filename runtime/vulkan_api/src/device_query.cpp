@@ -1,7 +1,7 @@
 #include "device_query.hpp"
 
 #include "feature_chain.hpp"
-#include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/runtime/vulkan_api/result.hpp"
 #include "structs.hpp"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #pragma once
 // Private: what an Instance holds.
 
-#include "halfway/runtime/vulkan/instance.hpp"
+#include "halfway/runtime/vulkan_api/instance.hpp"
 
 #include <mutex>
 #include <vector>

@@ -1,7 +1,7 @@
 #pragma once
 // Private: what a Device holds, shared with its Buffers and Pipelines.
 
-#include "halfway/runtime/vulkan/device.hpp"
+#include "halfway/runtime/vulkan_api/device.hpp"
 #include "halfway/support/error.hpp"
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 // Private: the one mapping between Features and Vulkan's feature structs, used both to query a
 // physical device and to enable exactly the requested set on a logical device.
 
-#include "halfway/runtime/vulkan/features.hpp"
+#include "halfway/runtime/vulkan_api/features.hpp"
 #include "structs.hpp"
 
 #include <volk.h>

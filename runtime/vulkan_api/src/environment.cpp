@@ -1,4 +1,4 @@
-#include "halfway/runtime/vulkan/environment.hpp"
+#include "halfway/runtime/vulkan_api/environment.hpp"
 
 #include "halfway/support/error.hpp"
 

@@ -1,6 +1,6 @@
-#include "halfway/runtime/vulkan/device_info.hpp"
+#include "halfway/runtime/vulkan_api/device_info.hpp"
 
-#include "halfway/runtime/vulkan/result.hpp"
+#include "halfway/runtime/vulkan_api/result.hpp"
 #include "halfway/support/error.hpp"
 
 #include <sstream>
