@@ -226,10 +226,11 @@ TEST(Uniformity, TableOfKernels) {
     if (!verified)
       continue;
 
-    const codegen::detail::StoragePlan plan = codegen::detail::plan_storage(verified->kernel());
+    const codegen::llvm::detail::StoragePlan plan =
+        codegen::llvm::detail::plan_storage(verified->kernel());
     std::set<std::string> workgroup, expected;
     for (uint32_t l = 0; l < k.locals.size(); ++l) {
-      if (plan.storage[l] != codegen::detail::LocalStorage::Workgroup)
+      if (plan.storage[l] != codegen::llvm::detail::LocalStorage::Workgroup)
         continue;
       workgroup.insert(k.locals[l].name);
       // The backend's verdict agrees with the verifier's analysis: a workgroup value is uniform.

@@ -75,7 +75,7 @@ TEST(CpuPrecision, SingleRoundingReachesTheCode) {
 TEST(CpuPrecision, ExactSingleRoundingRoundsOnce) {
   policy::Registry registry;
   ASSERT_TRUE(registry.accept_single_rounding(policy::Scope::all_kernels(), "exact"));
-  rt::CpuDevice cpu(&registry, {.single_rounding = codegen::SingleRoundingMode::Exact});
+  rt::CpuDevice cpu(&registry, {.single_rounding = codegen::llvm::SingleRoundingMode::Exact});
   NarrowRun r = run_narrow_f16(cpu, 40000, 12);
   size_t wrong = 0, differ = 0;
   for (size_t i = 0; i < r.out.size(); ++i) {
@@ -95,7 +95,7 @@ TEST(CpuPrecision, ExactSingleRoundingRoundsOnce) {
 TEST(CpuPrecision, ExactModeMatchesInterpreterSingleRoundingModel) {
   policy::Registry registry;
   ASSERT_TRUE(registry.accept_single_rounding(policy::Scope::all_kernels(), "exact"));
-  rt::CpuDevice cpu(&registry, {.single_rounding = codegen::SingleRoundingMode::Exact});
+  rt::CpuDevice cpu(&registry, {.single_rounding = codegen::llvm::SingleRoundingMode::Exact});
   ir::VerifiedKernel k = examples::narrow_f16();
   Launch in = example_inputs(k, 5);
   Launch want = run_interp(k, in, interp::NarrowingModel::SingleRounding);

@@ -19,7 +19,7 @@ namespace {
 
 constexpr size_t kN = 1 << 16;
 
-Report run_cpu(codegen::SingleRoundingMode mode, inputs::Kind kind) {
+Report run_cpu(codegen::llvm::SingleRoundingMode mode, inputs::Kind kind) {
   policy::Registry registry;
   EXPECT_TRUE(registry.accept_single_rounding(policy::Scope::kernel("narrow_f16"), "cpu models"));
   rt::CpuDeviceOptions options;
@@ -39,7 +39,7 @@ bool fits(const ModelCounts& m, RoundingModel model) {
 
 TEST(CpuRoundingModels, ContractIsFusedF32) {
   for (auto kind : {inputs::Kind::Ties, inputs::Kind::Random, inputs::Kind::Edges}) {
-    const Report r = run_cpu(codegen::SingleRoundingMode::Contract, kind);
+    const Report r = run_cpu(codegen::llvm::SingleRoundingMode::Contract, kind);
     EXPECT_TRUE(r.ok()) << to_text(r);
     const ModelCounts& m = r.buffers.at(0).models;
     EXPECT_EQ(m.elements, kN);
@@ -59,7 +59,7 @@ TEST(CpuRoundingModels, ContractIsFusedF32) {
 
 TEST(CpuRoundingModels, RoundToOddIsSingle) {
   for (auto kind : {inputs::Kind::Ties, inputs::Kind::Random, inputs::Kind::Edges}) {
-    const Report r = run_cpu(codegen::SingleRoundingMode::Exact, kind);
+    const Report r = run_cpu(codegen::llvm::SingleRoundingMode::Exact, kind);
     EXPECT_TRUE(r.ok()) << to_text(r);
     const ModelCounts& m = r.buffers.at(0).models;
     EXPECT_EQ(m.elements, kN);

@@ -151,7 +151,7 @@ std::vector<InjectedFault> faults() {
   std::vector<InjectedFault> out;
 #ifdef HALFWAY_FAULT_LLVM
   {
-    namespace t = codegen::testing;
+    namespace t = codegen::llvm::testing;
     for (auto [n, f] : {std::pair{"DropBarrier", t::Fault::DropBarrier},
                         std::pair{"NarrowTowardZero", t::Fault::NarrowTowardZero},
                         std::pair{"SwapSub", t::Fault::SwapSub}})

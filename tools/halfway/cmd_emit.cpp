@@ -49,9 +49,9 @@ Runner add_emit(CLI::App& app) {
     }
     if (o->llvm) {
 #ifdef HALFWAY_HAVE_LLVM_CODEGEN
-      Output::get().text(codegen::emit_llvm_ir(kernel, budget, {},
-                                               o->optimized ? codegen::EmitStage::Optimized
-                                                            : codegen::EmitStage::Lowered));
+      Output::get().text(codegen::llvm::emit_llvm_ir(
+          kernel, budget, {},
+          o->optimized ? codegen::llvm::EmitStage::Optimized : codegen::llvm::EmitStage::Lowered));
       return 0;
 #else
       not_built(kernel.name(), "the LLVM backend");

@@ -1,6 +1,6 @@
 #include "halfway/codegen/llvm/abi.hpp"
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 std::vector<AbiParam> groups_abi(const ir::Kernel& k) {
   std::vector<AbiParam> out;
@@ -42,4 +42,4 @@ uint64_t kernel_args_offset(AbiSlot slot) {
   throw Error(ErrorKind::Internal, "kernel_args_offset: the slot is an argument of the entry");
 }
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

@@ -6,7 +6,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 std::string emit_llvm_ir(const ir::VerifiedKernel& kernel, const policy::Budget& budget,
                          const LlvmOptions& options, EmitStage stage) {
@@ -15,9 +15,9 @@ std::string emit_llvm_ir(const ir::VerifiedKernel& kernel, const policy::Budget&
   if (stage == EmitStage::Optimized)
     optimize_module(*lowered.module, target);
   std::string text;
-  llvm::raw_string_ostream os(text);
+  ::llvm::raw_string_ostream os(text);
   lowered.module->print(os, nullptr);
   return text;
 }
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

@@ -5,17 +5,17 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 const HostTarget& HostTarget::host() {
   static const HostTarget target = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
+    ::llvm::InitializeNativeTarget();
+    ::llvm::InitializeNativeTargetAsmPrinter();
     HostTarget t;
-    t.triple = llvm::sys::getProcessTriple();
-    t.cpu = llvm::sys::getHostCPUName().str();
-    llvm::SubtargetFeatures features;
-    for (const auto& f : llvm::sys::getHostCPUFeatures()) {
+    t.triple = ::llvm::sys::getProcessTriple();
+    t.cpu = ::llvm::sys::getHostCPUName().str();
+    ::llvm::SubtargetFeatures features;
+    for (const auto& f : ::llvm::sys::getHostCPUFeatures()) {
       features.AddFeature(f.getKey(), f.getValue());
       if (f.getValue() && f.getKey() == "avx512f")
         t.avx512 = true;
@@ -28,4 +28,4 @@ const HostTarget& HostTarget::host() {
   return target;
 }
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

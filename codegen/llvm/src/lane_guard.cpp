@@ -1,6 +1,6 @@
 #include "lane_guard.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 namespace {
 
@@ -121,4 +121,4 @@ std::optional<LaneGuard> match_lane_guard(const ir::Kernel& k, const Part& part,
   return LaneGuard{&branch, c.args[1], flat};
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

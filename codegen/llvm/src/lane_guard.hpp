@@ -9,7 +9,7 @@
 
 #include <optional>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 struct LaneGuard {
   const ir::Stmt* branch = nullptr; // the if: its body is what the lanes run
@@ -23,4 +23,4 @@ struct LaneGuard {
 std::optional<LaneGuard> match_lane_guard(const ir::Kernel& k, const Part& part,
                                           const StoragePlan& storage, bool flat);
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

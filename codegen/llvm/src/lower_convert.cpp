@@ -13,17 +13,18 @@
 
 #include <bit>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
-llvm::Value* Lowering::to_bits64(llvm::Value* v, ir::ScalarType t) {
+::llvm::Value* Lowering::to_bits64(::llvm::Value* v, ir::ScalarType t) {
   if (v->getType()->isFloatingPointTy())
     v = b_.CreateBitCast(v, bits_type(t));
   return b_.CreateZExt(v, b_.getInt64Ty());
 }
 
-llvm::Value* Lowering::from_bits64(llvm::Value* bits, ir::ScalarType t) {
-  llvm::Type* ty = value_type(t);
-  llvm::Value* v = b_.CreateTrunc(bits, t == ir::ScalarType::Bool ? b_.getInt1Ty() : bits_type(t));
+::llvm::Value* Lowering::from_bits64(::llvm::Value* bits, ir::ScalarType t) {
+  ::llvm::Type* ty = value_type(t);
+  ::llvm::Value* v =
+      b_.CreateTrunc(bits, t == ir::ScalarType::Bool ? b_.getInt1Ty() : bits_type(t));
   return v->getType() == ty ? v : b_.CreateBitCast(v, ty);
 }
 
@@ -31,7 +32,7 @@ Val Lowering::convert(ir::ExprId, const ir::Expr& e) {
   ir::ScalarType from = k_.expr(e.args[0]).type, to = e.type;
   Val a = expr(e.args[0]);
   if (ir::is_int(from) && ir::is_int(to)) {
-    llvm::Type* ty = value_type(to);
+    ::llvm::Type* ty = value_type(to);
     if (ir::info(to).bits <= ir::info(from).bits)
       return {b_.CreateTrunc(a.v, ty)};
     return {ir::info(from).is_signed ? b_.CreateSExt(a.v, ty) : b_.CreateZExt(a.v, ty)};
@@ -45,15 +46,15 @@ Val Lowering::convert(ir::ExprId, const ir::Expr& e) {
   if (testing::injected_fault() == testing::Fault::NarrowTowardZero &&
       rounding == ir::RoundingMode::NearestEven && ir::is_narrowing(from, to))
     rounding = ir::RoundingMode::TowardZero;
-  llvm::Value* v = float_to_float(a, from, to, rounding, e.saturate, state);
+  ::llvm::Value* v = float_to_float(a, from, to, rounding, e.saturate, state);
   return {v, state};
 }
 
-llvm::Value* Lowering::float_to_float(Val a, ir::ScalarType from, ir::ScalarType to,
-                                      ir::RoundingMode r, bool saturate, NanState& out) {
+::llvm::Value* Lowering::float_to_float(Val a, ir::ScalarType from, ir::ScalarType to,
+                                        ir::RoundingMode r, bool saturate, NanState& out) {
   out = NanState::Clean;
   if (ir::is_fp8(from)) {
-    llvm::Value* f = fp8_to_f32(a.v, from);
+    ::llvm::Value* f = fp8_to_f32(a.v, from);
     if (to == ir::ScalarType::F32)
       return f;
     if (to == ir::ScalarType::F64)
@@ -65,32 +66,32 @@ llvm::Value* Lowering::float_to_float(Val a, ir::ScalarType from, ir::ScalarType
   if (ir::widens_exactly(from, to)) {
     out = a.nan == NanState::Dirty ? NanState::Dirty : NanState::SignedPayload;
     if (from == ir::ScalarType::BF16) {
-      llvm::Value* f = bf16_to_f32(a.v);
+      ::llvm::Value* f = bf16_to_f32(a.v);
       return to == ir::ScalarType::F32 ? f : b_.CreateFPExt(f, b_.getDoubleTy());
     }
     return b_.CreateFPExt(a.v, value_type(to)); // f16 -> f32/f64, f32 -> f64
   }
   // A narrowing: any NaN becomes the canonical NaN with the source's sign, fixed here in the
   // source format, where each of the narrowings below maps it to the target's canonical NaN.
-  llvm::Value* src = canonical(a, from);
+  ::llvm::Value* src = canonical(a, from);
   if (a.nan == NanState::Clean)
     src = canonical({src, NanState::SignedPayload}, from);
   if (ir::is_fp8(to)) {
-    llvm::Value* wide = to_compute(src, from);
+    ::llvm::Value* wide = to_compute(src, from);
     ir::ScalarType wt = from == ir::ScalarType::F64 ? from : ir::ScalarType::F32;
     return call_convert(to_bits64(wide, wt), wt, to, r, saturate);
   }
   return narrow_float(src, from, to, r);
 }
 
-llvm::Value* Lowering::narrow_float(llvm::Value* v, ir::ScalarType from, ir::ScalarType to,
-                                    ir::RoundingMode r) {
+::llvm::Value* Lowering::narrow_float(::llvm::Value* v, ir::ScalarType from, ir::ScalarType to,
+                                      ir::RoundingMode r) {
   using T = ir::ScalarType;
   if (from == T::F16 || from == T::BF16)
     return narrow_float(to_compute(v, from), T::F32, to, r);
   if (from == T::F64 && to != T::F32)
     return narrow_float(round_to_odd_f32(v), T::F32, to, r);
-  llvm::Value* rne = to == T::BF16 ? f32_to_bf16_rne(v) : b_.CreateFPTrunc(v, value_type(to));
+  ::llvm::Value* rne = to == T::BF16 ? f32_to_bf16_rne(v) : b_.CreateFPTrunc(v, value_type(to));
   if (r == ir::RoundingMode::NearestEven)
     return rne;
   return directed_adjust(rne, v, to, from, r);
@@ -98,21 +99,22 @@ llvm::Value* Lowering::narrow_float(llvm::Value* v, ir::ScalarType from, ir::Sca
 
 // `result` is src rounded to nearest-even in `to`; step it one ulp (on its bit pattern) to where
 // the directed rounding puts it. NaNs compare false and stay.
-llvm::Value* Lowering::directed_adjust(llvm::Value* result, llvm::Value* src, ir::ScalarType to,
-                                       ir::ScalarType src_type, ir::RoundingMode r) {
-  llvm::Value* back = to == ir::ScalarType::BF16 ? bf16_to_f32(result)
-                                                 : b_.CreateFPExt(result, value_type(src_type));
-  llvm::Type* it = bits_type(to);
-  llvm::Value* bits = b_.CreateBitCast(result, it);
-  llvm::Value* negative = b_.CreateICmpSLT(bits, llvm::ConstantInt::get(it, 0));
-  llvm::Value* up = b_.CreateAdd(bits, llvm::ConstantInt::get(it, 1));
-  llvm::Value* down = b_.CreateSub(bits, llvm::ConstantInt::get(it, 1));
-  llvm::Value* need = nullptr;
-  llvm::Value* adjusted = nullptr;
+::llvm::Value* Lowering::directed_adjust(::llvm::Value* result, ::llvm::Value* src,
+                                         ir::ScalarType to, ir::ScalarType src_type,
+                                         ir::RoundingMode r) {
+  ::llvm::Value* back = to == ir::ScalarType::BF16 ? bf16_to_f32(result)
+                                                   : b_.CreateFPExt(result, value_type(src_type));
+  ::llvm::Type* it = bits_type(to);
+  ::llvm::Value* bits = b_.CreateBitCast(result, it);
+  ::llvm::Value* negative = b_.CreateICmpSLT(bits, ::llvm::ConstantInt::get(it, 0));
+  ::llvm::Value* up = b_.CreateAdd(bits, ::llvm::ConstantInt::get(it, 1));
+  ::llvm::Value* down = b_.CreateSub(bits, ::llvm::ConstantInt::get(it, 1));
+  ::llvm::Value* need = nullptr;
+  ::llvm::Value* adjusted = nullptr;
   switch (r) {
   case ir::RoundingMode::TowardZero:
-    need = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
-                            b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, src));
+    need = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(::llvm::Intrinsic::fabs, back),
+                            b_.CreateUnaryIntrinsic(::llvm::Intrinsic::fabs, src));
     adjusted = down; // one step toward zero in magnitude
     break;
   case ir::RoundingMode::Up:
@@ -126,7 +128,7 @@ llvm::Value* Lowering::directed_adjust(llvm::Value* result, llvm::Value* src, ir
   case ir::RoundingMode::NearestEven:
     return result;
   }
-  llvm::Value* out = b_.CreateSelect(need, adjusted, bits);
+  ::llvm::Value* out = b_.CreateSelect(need, adjusted, bits);
   return out->getType() == result->getType() ? out : b_.CreateBitCast(out, result->getType());
 }
 
@@ -179,52 +181,53 @@ Fp8Arith fp8_arith(ir::ScalarType t) {
 
 } // namespace
 
-llvm::Value* Lowering::fp8_to_f32(llvm::Value* bits, ir::ScalarType t) {
+::llvm::Value* Lowering::fp8_to_f32(::llvm::Value* bits, ir::ScalarType t) {
   static const Fp8Arith e4m3 = fp8_arith(ir::ScalarType::E4M3);
   static const Fp8Arith e5m2 = fp8_arith(ir::ScalarType::E5M2);
   const Fp8Arith& a = t == ir::ScalarType::E4M3 ? e4m3 : e5m2;
   if (a.valid) {
     // LLVM's cost model widens the f16 -> f32 conversion 4 wide: the lane loop gets the f16 hint.
     note_narrows_f16();
-    llvm::Value* code = b_.CreateZExt(bits, b_.getInt16Ty());
-    llvm::Value* mag = b_.CreateAnd(code, b_.getInt16(0x7f));
-    llvm::Value* sign = b_.CreateAnd(code, b_.getInt16(0x80));
-    llvm::Value* h = b_.CreateOr(b_.CreateShl(sign, 8), b_.CreateShl(mag, a.shift));
-    llvm::Value* f = b_.CreateFPExt(b_.CreateBitCast(h, b_.getHalfTy()), b_.getFloatTy());
+    ::llvm::Value* code = b_.CreateZExt(bits, b_.getInt16Ty());
+    ::llvm::Value* mag = b_.CreateAnd(code, b_.getInt16(0x7f));
+    ::llvm::Value* sign = b_.CreateAnd(code, b_.getInt16(0x80));
+    ::llvm::Value* h = b_.CreateOr(b_.CreateShl(sign, 8), b_.CreateShl(mag, a.shift));
+    ::llvm::Value* f = b_.CreateFPExt(b_.CreateBitCast(h, b_.getHalfTy()), b_.getFloatTy());
     if (a.scale != 1.0f)
-      f = b_.CreateFMul(f, llvm::ConstantFP::get(b_.getFloatTy(), a.scale));
+      f = b_.CreateFMul(f, ::llvm::ConstantFP::get(b_.getFloatTy(), a.scale));
     auto f32 = [&](uint32_t v) {
-      return llvm::ConstantFP::get(ctx_,
-                                   llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, v)));
+      return ::llvm::ConstantFP::get(
+          ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEsingle(), ::llvm::APInt(32, v)));
     };
-    llvm::Value* nan = a.nan[0] == a.nan[1] ? f32(a.nan[0])
-                                            : b_.CreateSelect(b_.CreateICmpNE(sign, b_.getInt16(0)),
-                                                              f32(a.nan[1]), f32(a.nan[0]));
+    ::llvm::Value* nan =
+        a.nan[0] == a.nan[1]
+            ? f32(a.nan[0])
+            : b_.CreateSelect(b_.CreateICmpNE(sign, b_.getInt16(0)), f32(a.nan[1]), f32(a.nan[0]));
     return b_.CreateSelect(b_.CreateICmpUGT(mag, b_.getInt16(a.nan_above)), nan, f);
   }
   std::string name = std::string("halfway.") + std::string(ir::name(t)) + "_to_f32";
-  llvm::GlobalVariable* table = m_.getGlobalVariable(name, true);
+  ::llvm::GlobalVariable* table = m_.getGlobalVariable(name, true);
   if (!table) {
     std::vector<uint32_t> values(256);
     for (uint32_t i = 0; i < 256; ++i)
       values[i] = t == ir::ScalarType::E4M3 ? num::e4m3_to_f32(static_cast<uint8_t>(i))
                                             : num::e5m2_to_f32(static_cast<uint8_t>(i));
-    auto* init = llvm::ConstantDataArray::get(ctx_, values);
-    table = new llvm::GlobalVariable(m_, init->getType(), true, llvm::GlobalValue::InternalLinkage,
-                                     init, name);
-    table->setAlignment(llvm::Align(64));
+    auto* init = ::llvm::ConstantDataArray::get(ctx_, values);
+    table = new ::llvm::GlobalVariable(m_, init->getType(), true,
+                                       ::llvm::GlobalValue::InternalLinkage, init, name);
+    table->setAlignment(::llvm::Align(64));
   }
-  llvm::Value* index = b_.CreateZExt(bits, b_.getInt64Ty());
-  llvm::Value* ptr = b_.CreateInBoundsGEP(table->getValueType(), table, {i64(0), index});
+  ::llvm::Value* index = b_.CreateZExt(bits, b_.getInt64Ty());
+  ::llvm::Value* ptr = b_.CreateInBoundsGEP(table->getValueType(), table, {i64(0), index});
   return b_.CreateBitCast(b_.CreateLoad(b_.getInt32Ty(), ptr), b_.getFloatTy());
 }
 
-llvm::Value* Lowering::call_convert(llvm::Value* bits64, ir::ScalarType from, ir::ScalarType to,
-                                    ir::RoundingMode r, bool saturate) {
-  llvm::Type* i32t = b_.getInt32Ty();
-  llvm::Type* i64t = b_.getInt64Ty();
-  auto* type = llvm::FunctionType::get(i64t, {i32t, i64t, i32t, i32t, i32t}, false);
-  llvm::Value* out =
+::llvm::Value* Lowering::call_convert(::llvm::Value* bits64, ir::ScalarType from, ir::ScalarType to,
+                                      ir::RoundingMode r, bool saturate) {
+  ::llvm::Type* i32t = b_.getInt32Ty();
+  ::llvm::Type* i64t = b_.getInt64Ty();
+  auto* type = ::llvm::FunctionType::get(i64t, {i32t, i64t, i32t, i32t, i32t}, false);
+  ::llvm::Value* out =
       b_.CreateCall(runtime_function(kConvertSymbol, type),
                     {i32(static_cast<uint32_t>(ir::format_of(from))), bits64,
                      i32(static_cast<uint32_t>(ir::format_of(to))),
@@ -235,11 +238,11 @@ llvm::Value* Lowering::call_convert(llvm::Value* bits64, ir::ScalarType from, ir
 // Integers to floats: exact when the type fits; one LLVM conversion where that is one correct
 // rounding (to f32/f64, nearest-even); through an exact f64 for 32-bit and narrower integers to
 // the 16-bit formats; numerics otherwise.
-llvm::Value* Lowering::int_to_float(llvm::Value* v, ir::ScalarType from, ir::ScalarType to,
-                                    ir::RoundingMode r, bool saturate) {
+::llvm::Value* Lowering::int_to_float(::llvm::Value* v, ir::ScalarType from, ir::ScalarType to,
+                                      ir::RoundingMode r, bool saturate) {
   bool is_signed = ir::info(from).is_signed;
   uint32_t width = ir::info(from).bits;
-  auto direct = [&](llvm::Type* ty) {
+  auto direct = [&](::llvm::Type* ty) {
     return is_signed ? b_.CreateSIToFP(v, ty) : b_.CreateUIToFP(v, ty);
   };
   if (!ir::is_fp8(to)) {
@@ -252,10 +255,10 @@ llvm::Value* Lowering::int_to_float(llvm::Value* v, ir::ScalarType from, ir::Sca
     if (width <= 32)
       return narrow_float(direct(b_.getDoubleTy()), ir::ScalarType::F64, to, r);
   }
-  llvm::Type* i32t = b_.getInt32Ty();
-  llvm::Type* i64t = b_.getInt64Ty();
-  auto* type = llvm::FunctionType::get(i64t, {i64t, i32t, i32t, i32t, i32t, i32t}, false);
-  llvm::Value* out =
+  ::llvm::Type* i32t = b_.getInt32Ty();
+  ::llvm::Type* i64t = b_.getInt64Ty();
+  auto* type = ::llvm::FunctionType::get(i64t, {i64t, i32t, i32t, i32t, i32t, i32t}, false);
+  ::llvm::Value* out =
       b_.CreateCall(runtime_function(kIntToFloatSymbol, type),
                     {b_.CreateZExt(v, i64t), i32(width), i32(is_signed ? 1 : 0),
                      i32(static_cast<uint32_t>(ir::format_of(to))),
@@ -265,10 +268,10 @@ llvm::Value* Lowering::int_to_float(llvm::Value* v, ir::ScalarType from, ir::Sca
 
 // Truncation toward zero, saturating, NaN -> 0 (int_convert.hpp): llvm.fpto[su]i.sat on the
 // exactly widened value.
-llvm::Value* Lowering::float_to_int(Val a, ir::ScalarType from, ir::ScalarType to) {
-  llvm::Value* x = ir::is_fp8(from) ? fp8_to_f32(a.v, from) : to_compute(a.v, from);
-  auto id = ir::info(to).is_signed ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+::llvm::Value* Lowering::float_to_int(Val a, ir::ScalarType from, ir::ScalarType to) {
+  ::llvm::Value* x = ir::is_fp8(from) ? fp8_to_f32(a.v, from) : to_compute(a.v, from);
+  auto id = ir::info(to).is_signed ? ::llvm::Intrinsic::fptosi_sat : ::llvm::Intrinsic::fptoui_sat;
   return b_.CreateIntrinsic(id, {value_type(to), x->getType()}, {x});
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

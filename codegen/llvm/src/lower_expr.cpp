@@ -6,7 +6,7 @@
 #include "lowering.hpp"
 #include "symbol_names.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 Val Lowering::expr(ir::ExprId id) {
   // Shared nodes are the same computation twice (kernel.hpp); computing them once per statement
@@ -100,7 +100,7 @@ Val Lowering::expr_uncached(ir::ExprId id) {
     auto lifted = plan_.precision.lifted.find(id);
     if (lifted == plan_.precision.lifted.end())
       return convert(id, e);
-    llvm::FastMathFlags contract;
+    ::llvm::FastMathFlags contract;
     contract.setAllowContract();
     flag_scopes_.push_back({&lifted->second->producers, contract});
     Val v = convert(id, e);
@@ -122,8 +122,8 @@ Val Lowering::expr_uncached(ir::ExprId id) {
   }
 }
 
-llvm::FastMathFlags Lowering::flags_for(ir::ExprId id) const {
-  llvm::FastMathFlags f;
+::llvm::FastMathFlags Lowering::flags_for(ir::ExprId id) const {
+  ::llvm::FastMathFlags f;
   for (const FlagScope& s : flag_scopes_)
     for (ir::ExprId op : *s.ops)
       if (op == id)
@@ -137,29 +137,29 @@ llvm::FastMathFlags Lowering::flags_for(ir::ExprId id) const {
   return f;
 }
 
-llvm::Value* Lowering::with_flags(llvm::Value* v, ir::ExprId id) {
+::llvm::Value* Lowering::with_flags(::llvm::Value* v, ir::ExprId id) {
   if (flag_scopes_.empty())
     return v;
-  if (auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
-      inst && llvm::isa<llvm::FPMathOperator>(inst))
+  if (auto* inst = ::llvm::dyn_cast<::llvm::Instruction>(v);
+      inst && ::llvm::isa<::llvm::FPMathOperator>(inst))
     inst->setFastMathFlags(flags_for(id));
   return v;
 }
 
 Val Lowering::constant(const ir::Expr& e) {
-  llvm::Type* t = value_type(e.type);
+  ::llvm::Type* t = value_type(e.type);
   switch (e.type) {
   case ir::ScalarType::F16:
-    return {llvm::ConstantFP::get(
-        ctx_, llvm::APFloat(llvm::APFloat::IEEEhalf(), llvm::APInt(16, e.imm)))};
+    return {::llvm::ConstantFP::get(
+        ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEhalf(), ::llvm::APInt(16, e.imm)))};
   case ir::ScalarType::F32:
-    return {llvm::ConstantFP::get(
-        ctx_, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, e.imm)))};
+    return {::llvm::ConstantFP::get(
+        ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEsingle(), ::llvm::APInt(32, e.imm)))};
   case ir::ScalarType::F64:
-    return {llvm::ConstantFP::get(
-        ctx_, llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, e.imm)))};
+    return {::llvm::ConstantFP::get(
+        ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEdouble(), ::llvm::APInt(64, e.imm)))};
   default:
-    return {llvm::ConstantInt::get(t, e.imm)};
+    return {::llvm::ConstantInt::get(t, e.imm)};
   }
 }
 
@@ -239,28 +239,28 @@ Val Lowering::builtin(const ir::Expr& e) {
 }
 
 Val Lowering::select(const ir::Expr& e) {
-  llvm::Value* c = expr(e.args[0]).v;
+  ::llvm::Value* c = expr(e.args[0]).v;
   Val a = expr(e.args[1]), b = expr(e.args[2]);
   bool agree;
   NanState s = merge(a.nan, b.nan, agree);
   if (!agree)
     a.v = canonical(a, e.type), b.v = canonical(b, e.type);
-  llvm::Type* ty = a.v->getType();
+  ::llvm::Type* ty = a.v->getType();
   if (!ty->isFloatingPointTy())
     return {b_.CreateSelect(c, a.v, b.v), s};
   // A float select is a select of the bits: LLVM 19's InstCombine miscompiles nested float
   // selects on compares of fabs (codegen/llvm/README.md, "LLVM 19: min/max of fabs"), and the
   // integer form folds correctly; the result is the same bits, and it vectorises alike.
-  llvm::Type* it = b_.getIntNTy(ty->getPrimitiveSizeInBits());
-  llvm::Value* r = b_.CreateSelect(c, b_.CreateBitCast(a.v, it), b_.CreateBitCast(b.v, it));
+  ::llvm::Type* it = b_.getIntNTy(ty->getPrimitiveSizeInBits());
+  ::llvm::Value* r = b_.CreateSelect(c, b_.CreateBitCast(a.v, it), b_.CreateBitCast(b.v, it));
   return {b_.CreateBitCast(r, ty), s};
 }
 
 Val Lowering::compare(const ir::Expr& e) {
   ir::ScalarType t = k_.expr(e.args[0]).type;
-  llvm::Value* a = expr(e.args[0]).v;
-  llvm::Value* b = expr(e.args[1]).v;
-  using P = llvm::CmpInst::Predicate;
+  ::llvm::Value* a = expr(e.args[0]).v;
+  ::llvm::Value* b = expr(e.args[1]).v;
+  using P = ::llvm::CmpInst::Predicate;
   size_t op = static_cast<size_t>(e.op) - static_cast<size_t>(ir::Op::Eq); // Eq Ne Lt Le Gt Ge
   if (ir::is_float(t)) {
     static constexpr P fp[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT,
@@ -282,83 +282,83 @@ Val Lowering::float_op(ir::ExprId id, const ir::Expr& e) {
   auto arg = [&](int i) { return expr(e.args[i]).v; };
   // Binary arithmetic is computed in f32 for f16 and bf16: one op of exact operands computed in
   // q = 24 >= 2p + 2 bits and rounded once more is the op rounded once (Figueroa).
-  auto binary = [&](llvm::Instruction::BinaryOps op) -> Val {
-    llvm::Value* a = to_compute(arg(0), t);
-    llvm::Value* b = to_compute(arg(1), t);
-    llvm::Value* r = with_flags(b_.CreateBinOp(op, a, b), id);
+  auto binary = [&](::llvm::Instruction::BinaryOps op) -> Val {
+    ::llvm::Value* a = to_compute(arg(0), t);
+    ::llvm::Value* b = to_compute(arg(1), t);
+    ::llvm::Value* r = with_flags(b_.CreateBinOp(op, a, b), id);
     return {narrow ? from_compute(r, t) : r, NanState::Dirty};
   };
-  auto unary_intrinsic = [&](llvm::Intrinsic::ID fn) -> Val {
-    llvm::Value* a = to_compute(arg(0), t);
-    llvm::Value* r = b_.CreateUnaryIntrinsic(fn, a);
+  auto unary_intrinsic = [&](::llvm::Intrinsic::ID fn) -> Val {
+    ::llvm::Value* a = to_compute(arg(0), t);
+    ::llvm::Value* r = b_.CreateUnaryIntrinsic(fn, a);
     return {narrow ? from_compute(r, t) : r, NanState::Dirty};
   };
   switch (e.op) {
   case ir::Op::Add:
-    return binary(llvm::Instruction::FAdd);
+    return binary(::llvm::Instruction::FAdd);
   case ir::Op::Sub:
     if (testing::injected_fault() == testing::Fault::SwapSub) {
-      llvm::Value* a = to_compute(arg(1), t);
-      llvm::Value* b = to_compute(arg(0), t);
-      llvm::Value* r = with_flags(b_.CreateFSub(a, b), id);
+      ::llvm::Value* a = to_compute(arg(1), t);
+      ::llvm::Value* b = to_compute(arg(0), t);
+      ::llvm::Value* r = with_flags(b_.CreateFSub(a, b), id);
       return {narrow ? from_compute(r, t) : r, NanState::Dirty};
     }
-    return binary(llvm::Instruction::FSub);
+    return binary(::llvm::Instruction::FSub);
   case ir::Op::Mul:
-    return binary(llvm::Instruction::FMul);
+    return binary(::llvm::Instruction::FMul);
   case ir::Op::Div:
-    return binary(llvm::Instruction::FDiv);
+    return binary(::llvm::Instruction::FDiv);
   // The sign ops are bit ops (specs/ir.md): bf16 is its bits already, and f16 is done on its bits
   // too, because x86 without AVX512-FP16 computes a half op in float, whose conversions quiet a
   // signalling NaN (campaign 20261206, kernel 14752: copysign(0x7c01, 0.0) gave 0x7e01).
   case ir::Op::Neg: {
-    llvm::Value* a = canonical(expr(e.args[0]), t);
+    ::llvm::Value* a = canonical(expr(e.args[0]), t);
     if (t == ir::ScalarType::BF16 || t == ir::ScalarType::F16)
       return {from_bits16(b_.CreateXor(bits16(a), b_.getInt16(0x8000)), t)};
     return {with_flags(b_.CreateFNeg(a), id)};
   }
   case ir::Op::Abs: {
-    llvm::Value* a = canonical(expr(e.args[0]), t);
+    ::llvm::Value* a = canonical(expr(e.args[0]), t);
     if (t == ir::ScalarType::BF16 || t == ir::ScalarType::F16)
       return {from_bits16(b_.CreateAnd(bits16(a), b_.getInt16(0x7fff)), t)};
-    return {b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a)};
+    return {b_.CreateUnaryIntrinsic(::llvm::Intrinsic::fabs, a)};
   }
   case ir::Op::Copysign: {
-    llvm::Value* a = canonical(expr(e.args[0]), t);
-    llvm::Value* b = canonical(expr(e.args[1]), t);
+    ::llvm::Value* a = canonical(expr(e.args[0]), t);
+    ::llvm::Value* b = canonical(expr(e.args[1]), t);
     if (t == ir::ScalarType::BF16 || t == ir::ScalarType::F16)
       return {from_bits16(b_.CreateOr(b_.CreateAnd(bits16(a), b_.getInt16(0x7fff)),
                                       b_.CreateAnd(bits16(b), b_.getInt16(0x8000))),
                           t)};
-    return {b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, a, b)};
+    return {b_.CreateBinaryIntrinsic(::llvm::Intrinsic::copysign, a, b)};
   }
   case ir::Op::Min:
   case ir::Op::Max: {
-    llvm::Value* a = arg(0); // operands in order: checked loads fail in evaluation order
-    llvm::Value* b = arg(1);
+    ::llvm::Value* a = arg(0); // operands in order: checked loads fail in evaluation order
+    ::llvm::Value* b = arg(1);
     return {min_max(e.op == ir::Op::Max, a, b, t)};
   }
   case ir::Op::Clamp: { // min(max(x, lo), hi), by definition (specs/ir.md)
-    llvm::Value* x = arg(0);
-    llvm::Value* lo = arg(1);
-    llvm::Value* hi = arg(2);
+    ::llvm::Value* x = arg(0);
+    ::llvm::Value* lo = arg(1);
+    ::llvm::Value* hi = arg(2);
     return {min_max(false, min_max(true, x, lo, t), hi, t)};
   }
   case ir::Op::Fma: {
-    llvm::Value* a = arg(0);
-    llvm::Value* b = arg(1);
-    llvm::Value* c = arg(2);
+    ::llvm::Value* a = arg(0);
+    ::llvm::Value* b = arg(1);
+    ::llvm::Value* c = arg(2);
     if (narrow)
       return {fma_exact(a, b, c, t), NanState::Dirty};
-    llvm::Value* r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {value_type(t)}, {a, b, c});
+    ::llvm::Value* r = b_.CreateIntrinsic(::llvm::Intrinsic::fma, {value_type(t)}, {a, b, c});
     return {with_flags(r, id), NanState::Dirty};
   }
   case ir::Op::Sqrt:
-    return unary_intrinsic(llvm::Intrinsic::sqrt);
+    return unary_intrinsic(::llvm::Intrinsic::sqrt);
   case ir::Op::Floor:
-    return unary_intrinsic(llvm::Intrinsic::floor);
+    return unary_intrinsic(::llvm::Intrinsic::floor);
   case ir::Op::Ceil:
-    return unary_intrinsic(llvm::Intrinsic::ceil);
+    return unary_intrinsic(::llvm::Intrinsic::ceil);
   case ir::Op::Fract:
     return {fract(arg(0), t), NanState::Dirty};
   case ir::Op::Const:
@@ -418,11 +418,12 @@ Val Lowering::math_call(const ir::Expr& e) {
     throw Error(ErrorKind::Unsupported,
                 "the LLVM backend has no lowering for " + std::string(ir::name(e.op)),
                 {.kernel = k_.name});
-  llvm::Type* i64t = b_.getInt64Ty();
-  auto* type = llvm::FunctionType::get(i64t, {b_.getInt32Ty(), b_.getInt32Ty(), i64t, i64t}, false);
-  llvm::Value* x = to_bits64(expr(e.args[0]).v, e.type);
-  llvm::Value* y = e.nargs > 1 ? to_bits64(expr(e.args[1]).v, e.type) : i64(0); // after x
-  llvm::Value* r = b_.CreateCall(
+  ::llvm::Type* i64t = b_.getInt64Ty();
+  auto* type =
+      ::llvm::FunctionType::get(i64t, {b_.getInt32Ty(), b_.getInt32Ty(), i64t, i64t}, false);
+  ::llvm::Value* x = to_bits64(expr(e.args[0]).v, e.type);
+  ::llvm::Value* y = e.nargs > 1 ? to_bits64(expr(e.args[1]).v, e.type) : i64(0); // after x
+  ::llvm::Value* r = b_.CreateCall(
       runtime_function(kMathSymbol, type),
       {i32(static_cast<uint32_t>(*fn)), i32(static_cast<uint32_t>(ir::format_of(e.type))), x, y});
   return {from_bits64(r, e.type)};
@@ -430,17 +431,17 @@ Val Lowering::math_call(const ir::Expr& e) {
 
 Val Lowering::bitcast(const ir::Expr& e) {
   ir::ScalarType from = k_.expr(e.args[0]).type;
-  llvm::Value* v = canonical(expr(e.args[0]), from);
-  llvm::Type* to = value_type(e.type);
+  ::llvm::Value* v = canonical(expr(e.args[0]), from);
+  ::llvm::Type* to = value_type(e.type);
   return {v->getType() == to ? v : b_.CreateBitCast(v, to)};
 }
 
 // Element 0 in the lowest bits.
 Val Lowering::pack(const ir::Expr& e) {
   uint32_t bits = ir::info(e.aux).bits;
-  llvm::Value* word = i32(0);
+  ::llvm::Value* word = i32(0);
   for (int i = 0; i < e.nargs; ++i) {
-    llvm::Value* v = canonical(expr(e.args[i]), e.aux);
+    ::llvm::Value* v = canonical(expr(e.args[i]), e.aux);
     v = b_.CreateBitCast(v, b_.getIntNTy(bits));
     v = b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), bits * i);
     word = b_.CreateOr(word, v);
@@ -450,20 +451,20 @@ Val Lowering::pack(const ir::Expr& e) {
 
 Val Lowering::unpack(const ir::Expr& e) {
   uint32_t bits = ir::info(e.aux).bits;
-  llvm::Value* word = expr(e.args[0]).v;
-  llvm::Value* v = b_.CreateTrunc(b_.CreateLShr(word, bits * e.imm), b_.getIntNTy(bits));
-  llvm::Type* t = value_type(e.type);
+  ::llvm::Value* word = expr(e.args[0]).v;
+  ::llvm::Value* v = b_.CreateTrunc(b_.CreateLShr(word, bits * e.imm), b_.getIntNTy(bits));
+  ::llvm::Type* t = value_type(e.type);
   return {v->getType() == t ? v : b_.CreateBitCast(v, t)};
 }
 
-llvm::FunctionCallee Lowering::runtime_function(const char* name, llvm::FunctionType* type) {
-  llvm::FunctionCallee callee = m_.getOrInsertFunction(name, type);
-  if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-    f->addFnAttr(llvm::Attribute::NoUnwind);
-    f->addFnAttr(llvm::Attribute::WillReturn);
+::llvm::FunctionCallee Lowering::runtime_function(const char* name, ::llvm::FunctionType* type) {
+  ::llvm::FunctionCallee callee = m_.getOrInsertFunction(name, type);
+  if (auto* f = ::llvm::dyn_cast<::llvm::Function>(callee.getCallee())) {
+    f->addFnAttr(::llvm::Attribute::NoUnwind);
+    f->addFnAttr(::llvm::Attribute::WillReturn);
     f->setDoesNotAccessMemory();
   }
   return callee;
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

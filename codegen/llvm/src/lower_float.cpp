@@ -3,9 +3,9 @@
 // vectorises: no calls, no fences.
 #include "lowering.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
-llvm::Type* Lowering::value_type(ir::ScalarType t) {
+::llvm::Type* Lowering::value_type(ir::ScalarType t) {
   switch (t) {
   case ir::ScalarType::Bool:
     return b_.getInt1Ty();
@@ -20,60 +20,60 @@ llvm::Type* Lowering::value_type(ir::ScalarType t) {
   }
 }
 
-llvm::Type* Lowering::bits_type(ir::ScalarType t) {
+::llvm::Type* Lowering::bits_type(ir::ScalarType t) {
   return b_.getIntNTy(ir::info(t).bits);
 }
 
-llvm::Value* Lowering::is_nan(llvm::Value* v, ir::ScalarType t) {
+::llvm::Value* Lowering::is_nan(::llvm::Value* v, ir::ScalarType t) {
   if (t == ir::ScalarType::BF16)
     return b_.CreateICmpUGT(b_.CreateAnd(v, b_.getInt16(0x7fff)), b_.getInt16(0x7f80));
   return b_.CreateFCmpUNO(v, v);
 }
 
-llvm::Value* Lowering::quiet_nan(ir::ScalarType t) {
+::llvm::Value* Lowering::quiet_nan(ir::ScalarType t) {
   switch (t) {
   case ir::ScalarType::F16:
-    return llvm::ConstantFP::get(ctx_,
-                                 llvm::APFloat(llvm::APFloat::IEEEhalf(), llvm::APInt(16, 0x7e00)));
+    return ::llvm::ConstantFP::get(
+        ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEhalf(), ::llvm::APInt(16, 0x7e00)));
   case ir::ScalarType::F32:
-    return llvm::ConstantFP::get(
-        ctx_, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, 0x7fc00000)));
+    return ::llvm::ConstantFP::get(
+        ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEsingle(), ::llvm::APInt(32, 0x7fc00000)));
   case ir::ScalarType::F64:
-    return llvm::ConstantFP::get(
-        ctx_, llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, 0x7ff8000000000000ull)));
+    return ::llvm::ConstantFP::get(ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEdouble(),
+                                                         ::llvm::APInt(64, 0x7ff8000000000000ull)));
   default:
     return b_.getInt16(0x7fc0); // bf16
   }
 }
 
-llvm::Value* Lowering::canonical(Val v, ir::ScalarType t) {
+::llvm::Value* Lowering::canonical(Val v, ir::ScalarType t) {
   if (!ir::is_float(t) || ir::is_fp8(t) || v.nan <= NanState::Clean)
     return v.v;
-  llvm::Value* nan = is_nan(v.v, t);
+  ::llvm::Value* nan = is_nan(v.v, t);
   if (v.nan == NanState::Dirty)
     return b_.CreateSelect(nan, quiet_nan(t), v.v);
-  llvm::Value* fixed =
+  ::llvm::Value* fixed =
       t == ir::ScalarType::BF16
           ? b_.CreateOr(b_.CreateAnd(v.v, b_.getInt16(0x8000)), b_.getInt16(0x7fc0))
-          : b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, quiet_nan(t), v.v);
+          : b_.CreateBinaryIntrinsic(::llvm::Intrinsic::copysign, quiet_nan(t), v.v);
   return b_.CreateSelect(nan, fixed, v.v);
 }
 
-llvm::Value* Lowering::bf16_to_f32(llvm::Value* bits) {
+::llvm::Value* Lowering::bf16_to_f32(::llvm::Value* bits) {
   return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 16), b_.getFloatTy());
 }
 
 // Nearest-even on the bit pattern: add half an ulp minus one, plus the kept lsb, and truncate.
 // Right for subnormals and overflow (bf16 shares f32's exponent); NaNs must be canonical already
 // (a payload of all ones would carry into the sign).
-llvm::Value* Lowering::f32_to_bf16_rne(llvm::Value* f) {
-  llvm::Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
-  llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), i32(1));
-  llvm::Value* rounded = b_.CreateAdd(bits, b_.CreateAdd(lsb, i32(0x7fff)));
+::llvm::Value* Lowering::f32_to_bf16_rne(::llvm::Value* f) {
+  ::llvm::Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+  ::llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), i32(1));
+  ::llvm::Value* rounded = b_.CreateAdd(bits, b_.CreateAdd(lsb, i32(0x7fff)));
   return b_.CreateTrunc(b_.CreateLShr(rounded, 16), b_.getInt16Ty());
 }
 
-llvm::Value* Lowering::to_compute(llvm::Value* v, ir::ScalarType t) {
+::llvm::Value* Lowering::to_compute(::llvm::Value* v, ir::ScalarType t) {
   if (t == ir::ScalarType::F16)
     return b_.CreateFPExt(v, b_.getFloatTy());
   if (t == ir::ScalarType::BF16)
@@ -81,7 +81,7 @@ llvm::Value* Lowering::to_compute(llvm::Value* v, ir::ScalarType t) {
   return v;
 }
 
-llvm::Value* Lowering::from_compute(llvm::Value* f32, ir::ScalarType t) {
+::llvm::Value* Lowering::from_compute(::llvm::Value* f32, ir::ScalarType t) {
   if (t == ir::ScalarType::F16) {
     // f16 arithmetic ends in the same f32 -> f16 rounding as a narrowing conversion, which LLVM's
     // cost model vectorises only 4 wide: the lane loop gets the same width hint.
@@ -97,37 +97,37 @@ llvm::Value* Lowering::from_compute(llvm::Value* f32, ir::ScalarType t) {
 // Round-to-odd from f64 to f32: truncate toward zero, and set the last bit when inexact. With
 // 24 >= p + 2 bits, rounding that once more to a p-bit format gives the correctly rounded result
 // of the original value (Boldo and Melquiond), which a second nearest-even rounding would not.
-llvm::Value* Lowering::round_to_odd_f32(llvm::Value* d) {
-  llvm::Value* f = b_.CreateFPTrunc(d, b_.getFloatTy());
-  llvm::Value* back = b_.CreateFPExt(f, b_.getDoubleTy());
-  llvm::Value* inexact = b_.CreateFCmpONE(back, d);
-  llvm::Value* away = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
-                                       b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d));
-  llvm::Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
-  llvm::Value* toward_zero = b_.CreateSelect(away, b_.CreateSub(bits, i32(1)), bits);
-  llvm::Value* odd = b_.CreateSelect(inexact, b_.CreateOr(toward_zero, i32(1)), bits);
+::llvm::Value* Lowering::round_to_odd_f32(::llvm::Value* d) {
+  ::llvm::Value* f = b_.CreateFPTrunc(d, b_.getFloatTy());
+  ::llvm::Value* back = b_.CreateFPExt(f, b_.getDoubleTy());
+  ::llvm::Value* inexact = b_.CreateFCmpONE(back, d);
+  ::llvm::Value* away = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(::llvm::Intrinsic::fabs, back),
+                                         b_.CreateUnaryIntrinsic(::llvm::Intrinsic::fabs, d));
+  ::llvm::Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+  ::llvm::Value* toward_zero = b_.CreateSelect(away, b_.CreateSub(bits, i32(1)), bits);
+  ::llvm::Value* odd = b_.CreateSelect(inexact, b_.CreateOr(toward_zero, i32(1)), bits);
   return b_.CreateBitCast(odd, b_.getFloatTy());
 }
 
 // s + e exactly (TwoSum), rounded to odd in f64: when e != 0 the exact sum lies strictly between
 // s and its neighbour toward e.
-llvm::Value* Lowering::round_to_odd_sum(llvm::Value* s, llvm::Value* e) {
-  llvm::Value* inexact = b_.CreateFCmpONE(e, llvm::ConstantFP::get(b_.getDoubleTy(), 0.0));
-  llvm::Value* sb = b_.CreateBitCast(s, b_.getInt64Ty());
-  llvm::Value* eb = b_.CreateBitCast(e, b_.getInt64Ty());
-  llvm::Value* opposite = b_.CreateICmpSLT(b_.CreateXor(sb, eb), i64(0));
-  llvm::Value* toward_zero = b_.CreateSelect(opposite, b_.CreateSub(sb, i64(1)), sb);
-  llvm::Value* odd = b_.CreateSelect(inexact, b_.CreateOr(toward_zero, i64(1)), sb);
+::llvm::Value* Lowering::round_to_odd_sum(::llvm::Value* s, ::llvm::Value* e) {
+  ::llvm::Value* inexact = b_.CreateFCmpONE(e, ::llvm::ConstantFP::get(b_.getDoubleTy(), 0.0));
+  ::llvm::Value* sb = b_.CreateBitCast(s, b_.getInt64Ty());
+  ::llvm::Value* eb = b_.CreateBitCast(e, b_.getInt64Ty());
+  ::llvm::Value* opposite = b_.CreateICmpSLT(b_.CreateXor(sb, eb), i64(0));
+  ::llvm::Value* toward_zero = b_.CreateSelect(opposite, b_.CreateSub(sb, i64(1)), sb);
+  ::llvm::Value* odd = b_.CreateSelect(inexact, b_.CreateOr(toward_zero, i64(1)), sb);
   return b_.CreateBitCast(odd, b_.getDoubleTy());
 }
 
 // Knuth's TwoSum: s = fl(a + b) and the exact error e = a + b - s. No fast-math flags, so LLVM
 // may not simplify it away.
-std::pair<llvm::Value*, llvm::Value*> Lowering::two_sum(llvm::Value* a, llvm::Value* b) {
-  llvm::Value* s = b_.CreateFAdd(a, b);
-  llvm::Value* bb = b_.CreateFSub(s, a);
-  llvm::Value* ea = b_.CreateFSub(a, b_.CreateFSub(s, bb));
-  llvm::Value* eb = b_.CreateFSub(b, bb);
+std::pair<::llvm::Value*, ::llvm::Value*> Lowering::two_sum(::llvm::Value* a, ::llvm::Value* b) {
+  ::llvm::Value* s = b_.CreateFAdd(a, b);
+  ::llvm::Value* bb = b_.CreateFSub(s, a);
+  ::llvm::Value* ea = b_.CreateFSub(a, b_.CreateFSub(s, bb));
+  ::llvm::Value* eb = b_.CreateFSub(b, bb);
   return {s, b_.CreateFAdd(ea, eb)};
 }
 
@@ -137,29 +137,30 @@ std::pair<llvm::Value*, llvm::Value*> Lowering::two_sum(llvm::Value* a, llvm::Va
 // "LLVM 19: min/max of fabs"). The key b ^ ((b >>s (n-1)) & 0x7f..f) orders non-NaN floats as
 // signed integers in their total order, -0 below +0, and equal keys mean equal bits, so one
 // signed compare picks the operand; integer compares and selects vectorise like fcmp ones.
-llvm::Value* Lowering::min_max(bool is_max, llvm::Value* a, llvm::Value* b, ir::ScalarType t) {
+::llvm::Value* Lowering::min_max(bool is_max, ::llvm::Value* a, ::llvm::Value* b,
+                                 ir::ScalarType t) {
   ir::ScalarType ct = (t == ir::ScalarType::F64) ? t : ir::ScalarType::F32;
-  llvm::Value* x = to_compute(a, t);
-  llvm::Value* y = to_compute(b, t);
-  llvm::Type* it = bits_type(ct);
+  ::llvm::Value* x = to_compute(a, t);
+  ::llvm::Value* y = to_compute(b, t);
+  ::llvm::Type* it = bits_type(ct);
   unsigned n = it->getIntegerBitWidth();
-  llvm::Value* magnitude = llvm::ConstantInt::get(it, llvm::APInt::getSignedMaxValue(n));
-  llvm::Value* infinity =
-      llvm::ConstantInt::get(it, ct == ir::ScalarType::F64 ? 0x7ff0000000000000ULL : 0x7f800000ULL);
-  llvm::Value* bx = b_.CreateBitCast(x, it);
-  llvm::Value* by = b_.CreateBitCast(y, it);
-  auto key = [&](llvm::Value* bits) {
+  ::llvm::Value* magnitude = ::llvm::ConstantInt::get(it, ::llvm::APInt::getSignedMaxValue(n));
+  ::llvm::Value* infinity = ::llvm::ConstantInt::get(
+      it, ct == ir::ScalarType::F64 ? 0x7ff0000000000000ULL : 0x7f800000ULL);
+  ::llvm::Value* bx = b_.CreateBitCast(x, it);
+  ::llvm::Value* by = b_.CreateBitCast(y, it);
+  auto key = [&](::llvm::Value* bits) {
     return b_.CreateXor(bits, b_.CreateAnd(b_.CreateAShr(bits, n - 1), magnitude));
   };
-  auto nan = [&](llvm::Value* bits) {
+  auto nan = [&](::llvm::Value* bits) {
     return b_.CreateICmpUGT(b_.CreateAnd(bits, magnitude), infinity);
   };
-  llvm::Value* kx = key(bx);
-  llvm::Value* ky = key(by);
-  llvm::Value* pick_x = is_max ? b_.CreateICmpSGT(kx, ky) : b_.CreateICmpSLT(kx, ky);
-  llvm::Value* r = b_.CreateSelect(pick_x, x, y);
-  llvm::Value* x_nan = nan(bx);
-  llvm::Value* y_nan = nan(by);
+  ::llvm::Value* kx = key(bx);
+  ::llvm::Value* ky = key(by);
+  ::llvm::Value* pick_x = is_max ? b_.CreateICmpSGT(kx, ky) : b_.CreateICmpSLT(kx, ky);
+  ::llvm::Value* r = b_.CreateSelect(pick_x, x, y);
+  ::llvm::Value* x_nan = nan(bx);
+  ::llvm::Value* y_nan = nan(by);
   r = b_.CreateSelect(y_nan, x, r);
   r = b_.CreateSelect(x_nan, y, r);
   r = b_.CreateSelect(b_.CreateAnd(x_nan, y_nan), quiet_nan(ct), r);
@@ -168,40 +169,41 @@ llvm::Value* Lowering::min_max(bool is_max, llvm::Value* a, llvm::Value* b, ir::
 
 // GLSL fract: x - floor(x) rounded once, clamped below 1. For f16 and bf16 the f32 difference
 // is one op of operands exact in the format (floor of such a value is one too): Figueroa.
-llvm::Value* Lowering::fract(llvm::Value* x, ir::ScalarType t) {
-  llvm::Value* c = to_compute(x, t);
-  llvm::Value* d = b_.CreateFSub(c, b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, c));
+::llvm::Value* Lowering::fract(::llvm::Value* x, ir::ScalarType t) {
+  ::llvm::Value* c = to_compute(x, t);
+  ::llvm::Value* d = b_.CreateFSub(c, b_.CreateUnaryIntrinsic(::llvm::Intrinsic::floor, c));
   switch (t) {
   case ir::ScalarType::F16: {
-    llvm::Value* h = from_compute(d, t);
-    llvm::Value* one = llvm::ConstantFP::get(b_.getHalfTy(), 1.0);
-    llvm::Value* below = llvm::ConstantFP::get(
-        ctx_, llvm::APFloat(llvm::APFloat::IEEEhalf(), llvm::APInt(16, 0x3bff)));
+    ::llvm::Value* h = from_compute(d, t);
+    ::llvm::Value* one = ::llvm::ConstantFP::get(b_.getHalfTy(), 1.0);
+    ::llvm::Value* below = ::llvm::ConstantFP::get(
+        ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEhalf(), ::llvm::APInt(16, 0x3bff)));
     return b_.CreateSelect(b_.CreateFCmpOEQ(h, one), below, h);
   }
   case ir::ScalarType::BF16: {
-    llvm::Value* h = from_compute(d, t);
+    ::llvm::Value* h = from_compute(d, t);
     return b_.CreateSelect(b_.CreateICmpEQ(h, b_.getInt16(0x3f80)), b_.getInt16(0x3f7f), h);
   }
   default: {
-    llvm::Type* ty = value_type(t);
-    llvm::Value* one = llvm::ConstantFP::get(ty, 1.0);
-    llvm::APFloat below = llvm::APFloat::getOne(ty->getFltSemantics());
+    ::llvm::Type* ty = value_type(t);
+    ::llvm::Value* one = ::llvm::ConstantFP::get(ty, 1.0);
+    ::llvm::APFloat below = ::llvm::APFloat::getOne(ty->getFltSemantics());
     below.next(true);
-    return b_.CreateSelect(b_.CreateFCmpOEQ(d, one), llvm::ConstantFP::get(ctx_, below), d);
+    return b_.CreateSelect(b_.CreateFCmpOEQ(d, one), ::llvm::ConstantFP::get(ctx_, below), d);
   }
   }
 }
 
 // fma of f16/bf16 operands with one rounding: the product is exact in f64, TwoSum adds c exactly,
 // round-to-odd keeps the information a single rounding needs (f32 fma then narrowing would not).
-llvm::Value* Lowering::fma_exact(llvm::Value* a, llvm::Value* b, llvm::Value* c, ir::ScalarType t) {
-  auto wide = [&](llvm::Value* v) { return b_.CreateFPExt(to_compute(v, t), b_.getDoubleTy()); };
-  llvm::Value* p = b_.CreateFMul(wide(a), wide(b));
+::llvm::Value* Lowering::fma_exact(::llvm::Value* a, ::llvm::Value* b, ::llvm::Value* c,
+                                   ir::ScalarType t) {
+  auto wide = [&](::llvm::Value* v) { return b_.CreateFPExt(to_compute(v, t), b_.getDoubleTy()); };
+  ::llvm::Value* p = b_.CreateFMul(wide(a), wide(b));
   auto [s, e] = two_sum(p, wide(c));
-  llvm::Value* d = round_to_odd_sum(s, e);
+  ::llvm::Value* d = round_to_odd_sum(s, e);
   d = b_.CreateSelect(is_nan(d, ir::ScalarType::F64), quiet_nan(ir::ScalarType::F64), d);
-  llvm::Value* f = round_to_odd_f32(d);
+  ::llvm::Value* f = round_to_odd_f32(d);
   return t == ir::ScalarType::F16 ? b_.CreateFPTrunc(f, b_.getHalfTy()) : f32_to_bf16_rne(f);
 }
 
@@ -210,15 +212,15 @@ llvm::Value* Lowering::fma_exact(llvm::Value* a, llvm::Value* b, llvm::Value* c,
 Val Lowering::exact_single_rounding(const ir::Expr& convert, const MulAdd& m) {
   auto wide = [&](ir::ExprId id) { return b_.CreateFPExt(expr(id).v, b_.getDoubleTy()); };
   // Operands in evaluation order, so that checked loads fail in the interpreter's order.
-  llvm::Value* z = m.z != ir::kNone && m.z_first ? wide(m.z) : nullptr;
-  llvm::Value* x = wide(m.x);
-  llvm::Value* y = wide(m.y);
+  ::llvm::Value* z = m.z != ir::kNone && m.z_first ? wide(m.z) : nullptr;
+  ::llvm::Value* x = wide(m.x);
+  ::llvm::Value* y = wide(m.y);
   if (m.z != ir::kNone && !m.z_first)
     z = wide(m.z);
-  llvm::Value* p = b_.CreateFMul(x, y);
+  ::llvm::Value* p = b_.CreateFMul(x, y);
   if (m.negate_product)
     p = b_.CreateFNeg(p);
-  llvm::Value* d = p;
+  ::llvm::Value* d = p;
   if (z) {
     if (m.negate_z)
       z = b_.CreateFNeg(z);
@@ -226,10 +228,10 @@ Val Lowering::exact_single_rounding(const ir::Expr& convert, const MulAdd& m) {
     d = round_to_odd_sum(s, e);
   }
   d = b_.CreateSelect(is_nan(d, ir::ScalarType::F64), quiet_nan(ir::ScalarType::F64), d);
-  llvm::Value* f = round_to_odd_f32(d);
+  ::llvm::Value* f = round_to_odd_f32(d);
   if (convert.type == ir::ScalarType::F16)
     return {b_.CreateFPTrunc(f, b_.getHalfTy())};
   return {f32_to_bf16_rne(f)};
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

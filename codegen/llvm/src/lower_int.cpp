@@ -5,12 +5,12 @@
 //   x << n = 0 and logical x >> n = 0 for n >= width, arithmetic x >> n = x >> (width - 1).
 #include "lowering.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 Val Lowering::int_op(ir::ExprId id, const ir::Expr& e) {
   bool is_signed = ir::info(e.type).is_signed;
-  llvm::Value* a = expr(e.args[0]).v;
-  llvm::Value* b = e.nargs > 1 ? expr(e.args[1]).v : nullptr;
+  ::llvm::Value* a = expr(e.args[0]).v;
+  ::llvm::Value* b = e.nargs > 1 ? expr(e.args[1]).v : nullptr;
   switch (e.op) {
   case ir::Op::Add:
     return {b_.CreateAdd(a, b)};
@@ -24,17 +24,18 @@ Val Lowering::int_op(ir::ExprId id, const ir::Expr& e) {
   case ir::Op::Neg:
     return {b_.CreateNeg(a)};
   case ir::Op::Abs:
-    return {is_signed ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a, b_.getFalse()) : a};
+    return {is_signed ? b_.CreateBinaryIntrinsic(::llvm::Intrinsic::abs, a, b_.getFalse()) : a};
   case ir::Op::Min:
-    return {
-        b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a, b)};
+    return {b_.CreateBinaryIntrinsic(is_signed ? ::llvm::Intrinsic::smin : ::llvm::Intrinsic::umin,
+                                     a, b)};
   case ir::Op::Max:
-    return {
-        b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b)};
+    return {b_.CreateBinaryIntrinsic(is_signed ? ::llvm::Intrinsic::smax : ::llvm::Intrinsic::umax,
+                                     a, b)};
   case ir::Op::Clamp: // min(max(x, lo), hi), by definition (specs/ir.md)
     return {b_.CreateBinaryIntrinsic(
-        is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin,
-        b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b),
+        is_signed ? ::llvm::Intrinsic::smin : ::llvm::Intrinsic::umin,
+        b_.CreateBinaryIntrinsic(is_signed ? ::llvm::Intrinsic::smax : ::llvm::Intrinsic::umax, a,
+                                 b),
         expr(e.args[2]).v)};
   case ir::Op::And:
     return {b_.CreateAnd(a, b)};
@@ -94,50 +95,52 @@ Val Lowering::int_op(ir::ExprId id, const ir::Expr& e) {
   ir::invalid_op(e.op);
 }
 
-llvm::Value* Lowering::div_rem(ir::ExprId id, const ir::Expr& e, llvm::Value* a, llvm::Value* b) {
+::llvm::Value* Lowering::div_rem(ir::ExprId id, const ir::Expr& e, ::llvm::Value* a,
+                                 ::llvm::Value* b) {
   bool is_signed = ir::info(e.type).is_signed;
   bool div = e.op == ir::Op::Div;
-  llvm::Type* t = a->getType();
-  llvm::Value* zero = b_.CreateICmpEQ(b, llvm::ConstantInt::get(t, 0));
+  ::llvm::Type* t = a->getType();
+  ::llvm::Value* zero = b_.CreateICmpEQ(b, ::llvm::ConstantInt::get(t, 0));
   if (options_.check_arith) {
     std::string what = std::string(div ? "div" : "rem") + " of " + std::string(ir::name(e.type));
     uint32_t site = add_site(ErrorKind::DivideByZero, id, 0, "", std::move(what), false);
     check(zero, site, i64(0), i64(0));
   }
-  llvm::Value* bad = zero;
+  ::llvm::Value* bad = zero;
   if (is_signed) {
     unsigned w = t->getIntegerBitWidth();
-    llvm::Value* overflow = b_.CreateAnd(
-        b_.CreateICmpEQ(a, llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(w))),
-        b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(t, -1)));
+    ::llvm::Value* overflow = b_.CreateAnd(
+        b_.CreateICmpEQ(a, ::llvm::ConstantInt::get(t, ::llvm::APInt::getSignedMinValue(w))),
+        b_.CreateICmpEQ(b, ::llvm::ConstantInt::getSigned(t, -1)));
     bad = b_.CreateOr(zero, overflow);
   }
   // With divisor 1 in place of a bad one, INT_MIN / -1 comes out as INT_MIN and INT_MIN % -1 as 0.
-  llvm::Value* safe = b_.CreateSelect(bad, llvm::ConstantInt::get(t, 1), b);
-  llvm::Value* r = div ? (is_signed ? b_.CreateSDiv(a, safe) : b_.CreateUDiv(a, safe))
-                       : (is_signed ? b_.CreateSRem(a, safe) : b_.CreateURem(a, safe));
-  return b_.CreateSelect(zero, div ? llvm::ConstantInt::get(t, 0) : a, r);
+  ::llvm::Value* safe = b_.CreateSelect(bad, ::llvm::ConstantInt::get(t, 1), b);
+  ::llvm::Value* r = div ? (is_signed ? b_.CreateSDiv(a, safe) : b_.CreateUDiv(a, safe))
+                         : (is_signed ? b_.CreateSRem(a, safe) : b_.CreateURem(a, safe));
+  return b_.CreateSelect(zero, div ? ::llvm::ConstantInt::get(t, 0) : a, r);
 }
 
-llvm::Value* Lowering::shift(ir::ExprId id, const ir::Expr& e, llvm::Value* a, llvm::Value* b) {
-  llvm::Type* t = a->getType();
+::llvm::Value* Lowering::shift(ir::ExprId id, const ir::Expr& e, ::llvm::Value* a,
+                               ::llvm::Value* b) {
+  ::llvm::Type* t = a->getType();
   unsigned w = t->getIntegerBitWidth();
-  llvm::Value* over = b_.CreateICmpUGE(b, llvm::ConstantInt::get(t, w));
+  ::llvm::Value* over = b_.CreateICmpUGE(b, ::llvm::ConstantInt::get(t, w));
   if (options_.check_arith) {
     bool is_signed = ir::info(k_.expr(e.args[1]).type).is_signed;
     std::string what =
         std::string(e.op == ir::Op::Shl ? "shl" : "shr") + " of " + std::string(ir::name(e.type));
     uint32_t site = add_site(ErrorKind::ShiftOverflow, id, 0, "", std::move(what), is_signed);
-    llvm::Value* amount =
+    ::llvm::Value* amount =
         is_signed ? b_.CreateSExt(b, b_.getInt64Ty()) : b_.CreateZExt(b, b_.getInt64Ty());
     check(over, site, amount, i64(w));
   }
-  llvm::Value* amount = b_.CreateSelect(over, llvm::ConstantInt::get(t, 0), b);
+  ::llvm::Value* amount = b_.CreateSelect(over, ::llvm::ConstantInt::get(t, 0), b);
   if (e.op == ir::Op::Shl)
-    return b_.CreateSelect(over, llvm::ConstantInt::get(t, 0), b_.CreateShl(a, amount));
+    return b_.CreateSelect(over, ::llvm::ConstantInt::get(t, 0), b_.CreateShl(a, amount));
   if (!ir::info(e.type).is_signed)
-    return b_.CreateSelect(over, llvm::ConstantInt::get(t, 0), b_.CreateLShr(a, amount));
+    return b_.CreateSelect(over, ::llvm::ConstantInt::get(t, 0), b_.CreateLShr(a, amount));
   return b_.CreateSelect(over, b_.CreateAShr(a, w - 1), b_.CreateAShr(a, amount));
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

@@ -2,7 +2,7 @@
 // guard's narrowed range, and their loop metadata.
 #include "lowering.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 // for z, for y, for x: the part's code for lane (z*Y + y)*X + x. Dimensions of extent 1 get no
 // loop; the x loop is innermost and is the one the vectoriser widens.
 void Lowering::emit_lanes(const Part& part, bool last) {
@@ -15,56 +15,56 @@ void Lowering::emit_lanes(const Part& part, bool last) {
   lane_loops_.clear();
 
   struct Loop {
-    llvm::PHINode* index;
-    llvm::BasicBlock* header;
+    ::llvm::PHINode* index;
+    ::llvm::BasicBlock* header;
   };
   std::array<Loop, 3> loops{};
-  std::array<llvm::Value*, 3> ids{i32(0), i32(0), i32(0)};
-  auto open = [&](int d, llvm::Value* from, const char* name) {
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    llvm::BasicBlock* header = block(name);
+  std::array<::llvm::Value*, 3> ids{i32(0), i32(0), i32(0)};
+  auto open = [&](int d, ::llvm::Value* from, const char* name) {
+    ::llvm::BasicBlock* pre = b_.GetInsertBlock();
+    ::llvm::BasicBlock* header = block(name);
     b_.CreateBr(header);
     b_.SetInsertPoint(header);
-    llvm::PHINode* phi = b_.CreatePHI(from->getType(), 2, name + 5);
+    ::llvm::PHINode* phi = b_.CreatePHI(from->getType(), 2, name + 5);
     phi->addIncoming(from, pre);
     loops[d] = {phi, header};
     return phi;
   };
-  auto close = [&](int d, llvm::Value* to, llvm::MDNode* md) {
-    llvm::Value* next = b_.CreateAdd(loops[d].index, llvm::ConstantInt::get(to->getType(), 1));
+  auto close = [&](int d, ::llvm::Value* to, ::llvm::MDNode* md) {
+    ::llvm::Value* next = b_.CreateAdd(loops[d].index, ::llvm::ConstantInt::get(to->getType(), 1));
     loops[d].index->addIncoming(next, b_.GetInsertBlock());
-    llvm::BasicBlock* exit = block("lanes.exit");
+    ::llvm::BasicBlock* exit = block("lanes.exit");
     auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, to), loops[d].header, exit);
     if (md)
-      br->setMetadata(llvm::LLVMContext::MD_loop, md);
+      br->setMetadata(::llvm::LLVMContext::MD_loop, md);
     b_.SetInsertPoint(exit);
   };
   // A lane guard narrows the lane range (lane_guard.hpp); the range may then be empty.
   std::optional<LaneGuard> guard;
   if (!plan_.flat || options_.grid_fits_u32)
     guard = match_lane_guard(k_, part, plan_.storage, plan_.flat);
-  llvm::Value* x_end = i32(k_.workgroup[0]);
-  llvm::Value* t_begin = flat_begin_;
-  llvm::Value* t_end = flat_end_;
-  llvm::BasicBlock* skip = nullptr;
-  auto guard_range = [&](llvm::Value* begin, llvm::Value* end) {
+  ::llvm::Value* x_end = i32(k_.workgroup[0]);
+  ::llvm::Value* t_begin = flat_begin_;
+  ::llvm::Value* t_end = flat_end_;
+  ::llvm::BasicBlock* skip = nullptr;
+  auto guard_range = [&](::llvm::Value* begin, ::llvm::Value* end) {
     skip = block("lanes.skip");
-    llvm::BasicBlock* run = block("lanes.run");
+    ::llvm::BasicBlock* run = block("lanes.run");
     b_.CreateCondBr(b_.CreateICmpULT(begin, end), run, skip);
     b_.SetInsertPoint(run);
   };
   if (guard) {
     set_uniform_lane();
     begin_statement();
-    llvm::Value* bound = guard->first ? i32(1) : expr(guard->bound).v;
+    ::llvm::Value* bound = guard->first ? i32(1) : expr(guard->bound).v;
     if (plan_.flat) {
       t_end =
-          b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, flat_end_,
-                                   b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, flat_begin_,
+          b_.CreateBinaryIntrinsic(::llvm::Intrinsic::umin, flat_end_,
+                                   b_.CreateBinaryIntrinsic(::llvm::Intrinsic::umax, flat_begin_,
                                                             b_.CreateZExt(bound, b_.getInt64Ty())));
       guard_range(t_begin, t_end);
     } else {
-      x_end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x_end, bound);
+      x_end = b_.CreateBinaryIntrinsic(::llvm::Intrinsic::umin, x_end, bound);
       guard_range(i32(0), x_end);
     }
   }
@@ -80,9 +80,9 @@ void Lowering::emit_lanes(const Part& part, bool last) {
   if (plan_.flat) {
     // t = group_x * X + lane over the row; global_id(0) is t modulo 2^32, as the u32
     // arithmetic group_x * X + lane would give.
-    llvm::Value* t = open(0, t_begin, "lane.t");
-    llvm::Value* x = i64(k_.workgroup[0]);
-    llvm::Value* gx = b_.CreateUDiv(t, x);
+    ::llvm::Value* t = open(0, t_begin, "lane.t");
+    ::llvm::Value* x = i64(k_.workgroup[0]);
+    ::llvm::Value* gx = b_.CreateUDiv(t, x);
     lane_ = b_.CreateTrunc(b_.CreateURem(t, x), b_.getInt32Ty(), "lane");
     lid_ = {lane_, i32(0), i32(0)};
     flat_gid0_ = b_.CreateTrunc(t, b_.getInt32Ty(), "gid0");
@@ -127,7 +127,7 @@ void Lowering::emit_lanes(const Part& part, bool last) {
   }
   lane_part_ = nullptr; // the code after the lane loop is uniform
   if (lane_part.may_fail) {
-    llvm::BasicBlock* next = block("part.ok");
+    ::llvm::BasicBlock* next = block("part.ok");
     b_.CreateCondBr(b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), failed_slot_), i32(0)),
                     error_exit_, next);
     b_.SetInsertPoint(next);
@@ -397,21 +397,21 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   const auto &before = stmts.before, &after = stmts.after;
   const auto &inner_before = stmts.inner_before, &inner_after = stmts.inner_after;
   // Lane k's scalars: their own slots; one loop variable for all when the bounds are uniform.
-  std::vector<std::vector<llvm::Value*>> slots(factor, local_slot_);
+  std::vector<std::vector<::llvm::Value*>> slots(factor, local_slot_);
   for (unsigned k = 1; k < factor; ++k)
     for (uint32_t l = 0; l < k_.locals.size(); ++l)
       if (plan_.storage.storage[l] == LocalStorage::LaneScalar &&
           (l != loop->local || !jam.shared_var))
         slots[k][l] = entry_alloca(value_type(k_.locals[l].type), k_.locals[l].name.c_str());
-  std::vector<llvm::Value*> saved = local_slot_;
+  std::vector<::llvm::Value*> saved = local_slot_;
 
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  llvm::BasicBlock* header = block("lane.x");
+  ::llvm::BasicBlock* pre = b_.GetInsertBlock();
+  ::llvm::BasicBlock* header = block("lane.x");
   b_.CreateBr(header);
   b_.SetInsertPoint(header);
-  llvm::PHINode* first = b_.CreatePHI(b_.getInt32Ty(), 2, "x");
+  ::llvm::PHINode* first = b_.CreatePHI(b_.getInt32Ty(), 2, "x");
   first->addIncoming(i32(0), pre);
-  std::vector<llvm::Value*> lanes(factor);
+  std::vector<::llvm::Value*> lanes(factor);
   for (unsigned k = 0; k < factor; ++k)
     lanes[k] = k == 0 ? first : b_.CreateAdd(first, i32(k), "lane");
   auto enter = [&](unsigned k) {
@@ -428,19 +428,19 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   };
   lane_part_->done = block("lane.done");
   each_lane(before);
-  llvm::BasicBlock* join = nullptr;
+  ::llvm::BasicBlock* join = nullptr;
   if (jam.wrapper) {
     // The condition is uniform: lane 0's value is every lane's.
     enter(0);
     begin_statement();
-    llvm::BasicBlock* then_bb = block("if.then");
+    ::llvm::BasicBlock* then_bb = block("if.then");
     join = block("if.end");
     b_.CreateCondBr(bool_condition(jam.wrapper->a), then_bb, join);
     b_.SetInsertPoint(then_bb);
     each_lane(inner_before);
   }
   ir::ScalarType t = k_.locals[loop->local].type;
-  llvm::Type* ty = value_type(t);
+  ::llvm::Type* ty = value_type(t);
   bool is_signed = ir::info(t).is_signed;
   const unsigned vars = jam.shared_var ? 1 : factor;
   for (unsigned k = 0; k < vars; ++k) {
@@ -448,20 +448,20 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
     begin_statement();
     store_local(loop->local, expr(loop->a));
   }
-  llvm::BasicBlock* for_header = block("for");
-  llvm::BasicBlock* body = block("for.body");
-  llvm::BasicBlock* step = block("for.step");
-  llvm::BasicBlock* exit = block("for.end");
+  ::llvm::BasicBlock* for_header = block("for");
+  ::llvm::BasicBlock* body = block("for.body");
+  ::llvm::BasicBlock* step = block("for.step");
+  ::llvm::BasicBlock* exit = block("for.end");
   b_.CreateBr(for_header);
   b_.SetInsertPoint(for_header);
   // In step while every lane's loop goes on.
-  llvm::Value* go = nullptr;
+  ::llvm::Value* go = nullptr;
   for (unsigned k = 0; k < vars; ++k) {
     enter(k);
     begin_statement();
-    llvm::Value* v = b_.CreateLoad(ty, local_ptr(loop->local));
-    llvm::Value* end = expr(loop->b).v;
-    llvm::Value* c = is_signed ? b_.CreateICmpSLT(v, end) : b_.CreateICmpULT(v, end);
+    ::llvm::Value* v = b_.CreateLoad(ty, local_ptr(loop->local));
+    ::llvm::Value* end = expr(loop->b).v;
+    ::llvm::Value* c = is_signed ? b_.CreateICmpSLT(v, end) : b_.CreateICmpULT(v, end);
     go = go ? b_.CreateAnd(go, c) : c;
   }
   b_.CreateCondBr(go, body, exit);
@@ -476,7 +476,7 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   for (unsigned k = 0; k < vars; ++k) {
     enter(k);
     begin_statement();
-    llvm::Value* cur = b_.CreateLoad(ty, local_ptr(loop->local));
+    ::llvm::Value* cur = b_.CreateLoad(ty, local_ptr(loop->local));
     b_.CreateStore(b_.CreateAdd(cur, expr(loop->c).v), local_ptr(loop->local));
   }
   b_.CreateBr(for_header);
@@ -496,11 +496,11 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   b_.CreateBr(lane_part_->done);
   b_.SetInsertPoint(lane_part_->done);
   local_slot_ = saved;
-  llvm::Value* next = b_.CreateAdd(first, i32(factor));
+  ::llvm::Value* next = b_.CreateAdd(first, i32(factor));
   first->addIncoming(next, b_.GetInsertBlock());
-  llvm::BasicBlock* done = block("lanes.exit");
+  ::llvm::BasicBlock* done = block("lanes.exit");
   auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, i32(k_.workgroup[0])), header, done);
-  br->setMetadata(llvm::LLVMContext::MD_loop, lane_loop_metadata(part));
+  br->setMetadata(::llvm::LLVMContext::MD_loop, lane_loop_metadata(part));
   b_.SetInsertPoint(done);
 }
 
@@ -524,32 +524,32 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
   const JamStatements stmts = jam_statements(part, jam);
   const auto &before = stmts.before, &after = stmts.after;
   const auto &inner_before = stmts.inner_before, &inner_after = stmts.inner_after;
-  std::vector<llvm::Value*> saved_slots = local_slot_;
+  std::vector<::llvm::Value*> saved_slots = local_slot_;
   lane_part_->lane_scalars_per_lane = true;
   for (uint32_t l = 0; l < k_.locals.size(); ++l)
     if (plan_.storage.storage[l] == LocalStorage::LaneScalar) {
       local_slot_[l] =
-          entry_alloca(llvm::ArrayType::get(value_type(k_.locals[l].type), plan_.lanes),
+          entry_alloca(::llvm::ArrayType::get(value_type(k_.locals[l].type), plan_.lanes),
                        k_.locals[l].name.c_str());
     }
   const unsigned lanes = k_.workgroup[0];
   // One lane loop over [0, lanes) running `fn` for each lane; `widen`: the lockstep body's when it
   // stores (lane_loop_metadata).
   auto lane_loop = [&](const auto& fn, bool widen = false) {
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    llvm::BasicBlock* header = block("lane.x");
+    ::llvm::BasicBlock* pre = b_.GetInsertBlock();
+    ::llvm::BasicBlock* header = block("lane.x");
     b_.CreateBr(header);
     b_.SetInsertPoint(header);
-    llvm::PHINode* x = b_.CreatePHI(b_.getInt32Ty(), 2, "x");
+    ::llvm::PHINode* x = b_.CreatePHI(b_.getInt32Ty(), 2, "x");
     x->addIncoming(i32(0), pre);
     lane_ = x;
     lid_ = {x, i32(0), i32(0)};
     fn();
-    llvm::Value* next = b_.CreateAdd(x, i32(1));
+    ::llvm::Value* next = b_.CreateAdd(x, i32(1));
     x->addIncoming(next, b_.GetInsertBlock());
-    llvm::BasicBlock* done = block("lanes.exit");
+    ::llvm::BasicBlock* done = block("lanes.exit");
     auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, i32(lanes)), header, done);
-    br->setMetadata(llvm::LLVMContext::MD_loop, lane_loop_metadata(part, widen));
+    br->setMetadata(::llvm::LLVMContext::MD_loop, lane_loop_metadata(part, widen));
     b_.SetInsertPoint(done);
   };
   auto run = [&](const std::vector<const ir::Stmt*>& stmts) {
@@ -557,18 +557,18 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
       lane_stmt(*s);
   };
   ir::ScalarType t = k_.locals[loop->local].type;
-  llvm::Type* ty = value_type(t);
+  ::llvm::Type* ty = value_type(t);
   bool is_signed = ir::info(t).is_signed;
   // j = start + i * step for the current lane (the bounds are pure: evaluating them again is
   // evaluating them once).
-  auto var_at = [&](llvm::Value* i) {
+  auto var_at = [&](::llvm::Value* i) {
     begin_statement();
-    llvm::Value* j = b_.CreateAdd(expr(loop->a).v, b_.CreateMul(i, expr(loop->c).v));
+    ::llvm::Value* j = b_.CreateAdd(expr(loop->a).v, b_.CreateMul(i, expr(loop->c).v));
     store_local(loop->local, {j, NanState::NoNan});
     return j;
   };
   lane_part_->done = block("lane.done"); // unused: the statements here cannot leave the part
-  llvm::Value* cond = nullptr;
+  ::llvm::Value* cond = nullptr;
   if (jam.wrapper) {
     set_uniform_lane();
     begin_statement();
@@ -577,8 +577,8 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
   lane_loop([&] {
     run(before);
     if (cond) {
-      llvm::BasicBlock* then_bb = block("if.then");
-      llvm::BasicBlock* join = block("if.end");
+      ::llvm::BasicBlock* then_bb = block("if.then");
+      ::llvm::BasicBlock* join = block("if.end");
       b_.CreateCondBr(cond, then_bb, join);
       b_.SetInsertPoint(then_bb);
       run(inner_before);
@@ -586,32 +586,32 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
       b_.SetInsertPoint(join);
     }
   });
-  llvm::BasicBlock* skip = nullptr;
+  ::llvm::BasicBlock* skip = nullptr;
   if (cond) {
-    llvm::BasicBlock* then_bb = block("if.then");
+    ::llvm::BasicBlock* then_bb = block("if.then");
     skip = block("if.end");
     b_.CreateCondBr(cond, then_bb, skip);
     b_.SetInsertPoint(then_bb);
   }
-  llvm::AllocaInst* go = entry_alloca(b_.getInt1Ty(), "lockstep.go");
+  ::llvm::AllocaInst* go = entry_alloca(b_.getInt1Ty(), "lockstep.go");
   // go = every lane's j at step i is below the end.
-  auto all_go = [&](llvm::Value* i) {
+  auto all_go = [&](::llvm::Value* i) {
     b_.CreateStore(b_.getTrue(), go);
     lane_loop([&] {
-      llvm::Value* j = var_at(i);
-      llvm::Value* end = expr(loop->b).v;
-      llvm::Value* c = is_signed ? b_.CreateICmpSLT(j, end) : b_.CreateICmpULT(j, end);
+      ::llvm::Value* j = var_at(i);
+      ::llvm::Value* end = expr(loop->b).v;
+      ::llvm::Value* c = is_signed ? b_.CreateICmpSLT(j, end) : b_.CreateICmpULT(j, end);
       b_.CreateStore(b_.CreateAnd(b_.CreateLoad(b_.getInt1Ty(), go), c), go);
     });
   };
-  llvm::BasicBlock* pre = b_.GetInsertBlock();
-  llvm::BasicBlock* header = block("lockstep");
-  llvm::BasicBlock* body = block("lockstep.body");
-  llvm::BasicBlock* exit = block("lockstep.end");
+  ::llvm::BasicBlock* pre = b_.GetInsertBlock();
+  ::llvm::BasicBlock* header = block("lockstep");
+  ::llvm::BasicBlock* body = block("lockstep.body");
+  ::llvm::BasicBlock* exit = block("lockstep.end");
   b_.CreateBr(header);
   b_.SetInsertPoint(header);
-  llvm::PHINode* i = b_.CreatePHI(ty, 2, "i");
-  i->addIncoming(llvm::ConstantInt::get(ty, 0), pre);
+  ::llvm::PHINode* i = b_.CreatePHI(ty, 2, "i");
+  i->addIncoming(::llvm::ConstantInt::get(ty, 0), pre);
   all_go(i);
   b_.CreateCondBr(b_.CreateLoad(b_.getInt1Ty(), go), body, exit);
   b_.SetInsertPoint(body);
@@ -622,9 +622,9 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
       },
       jam.stores);
   poll_cancel();
-  i->addIncoming(b_.CreateAdd(i, llvm::ConstantInt::get(ty, 1)), b_.GetInsertBlock());
+  i->addIncoming(b_.CreateAdd(i, ::llvm::ConstantInt::get(ty, 1)), b_.GetInsertBlock());
   auto* back = b_.CreateBr(header);
-  back->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
+  back->setMetadata(::llvm::LLVMContext::MD_loop, no_unroll());
   b_.SetInsertPoint(exit);
   lane_loop([&] {
     var_at(i);
@@ -645,10 +645,11 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
 // Metadata that keeps LLVM from unrolling a loop of the kernel's structure (the loop over
 // workgroups, loops containing barriers): each iteration holds whole lane loops, so unrolling
 // only multiplies code (and compile time).
-llvm::MDNode* Lowering::no_unroll() {
-  llvm::Metadata* ops[] = {
-      nullptr, llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")})};
-  llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, ops);
+::llvm::MDNode* Lowering::no_unroll() {
+  ::llvm::Metadata* ops[] = {
+      nullptr,
+      ::llvm::MDNode::get(ctx_, {::llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")})};
+  ::llvm::MDNode* md = ::llvm::MDNode::getDistinct(ctx_, ops);
   md->replaceOperandWith(0, md);
   return md;
 }
@@ -705,14 +706,15 @@ static bool divides_under_control(const ir::Kernel& k, const Part& part,
 // 7.1 ms vectorised on a Zen AVX2 host (bench/fusion, 1x320x64x64). Lockstep bodies that
 // accumulate (the GEMVs) keep the cost model's choice: forced, the relaxed GEMV ran 10.7 ms
 // instead of 6.0 on that host.
-llvm::MDNode* Lowering::lane_loop_metadata(const Part& part, bool widen) {
-  std::vector<llvm::Metadata*> ops = {nullptr};
-  auto add = [&](const char* name, llvm::Constant* value) {
-    llvm::Metadata* pair[] = {llvm::MDString::get(ctx_, name),
-                              llvm::ConstantAsMetadata::get(value)};
-    ops.push_back(llvm::MDNode::get(ctx_, pair));
+::llvm::MDNode* Lowering::lane_loop_metadata(const Part& part, bool widen) {
+  std::vector<::llvm::Metadata*> ops = {nullptr};
+  auto add = [&](const char* name, ::llvm::Constant* value) {
+    ::llvm::Metadata* pair[] = {::llvm::MDString::get(ctx_, name),
+                                ::llvm::ConstantAsMetadata::get(value)};
+    ops.push_back(::llvm::MDNode::get(ctx_, pair));
   };
-  ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+  ops.push_back(
+      ::llvm::MDNode::get(ctx_, {::llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
   unsigned width = options_.narrowing_vector_width;
   if (width == 0)
     width = target_.avx512 ? 16 : 1;
@@ -724,9 +726,9 @@ llvm::MDNode* Lowering::lane_loop_metadata(const Part& part, bool widen) {
   } else if (widen && !options_.records_errors()) {
     add("llvm.loop.vectorize.enable", b_.getTrue());
   }
-  llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, ops);
+  ::llvm::MDNode* md = ::llvm::MDNode::getDistinct(ctx_, ops);
   md->replaceOperandWith(0, md);
   return md;
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

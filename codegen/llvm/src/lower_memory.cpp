@@ -8,7 +8,7 @@
 
 #include <llvm/IR/MDBuilder.h>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 uint32_t Lowering::add_site(ErrorKind kind, ir::ExprId node, uint32_t line, std::string buffer,
                             std::string what, bool index_signed) {
@@ -35,37 +35,37 @@ uint32_t Lowering::add_site(ErrorKind kind, ir::ExprId node, uint32_t line, std:
 // numbered in evaluation order, so within straight-line code that is the interpreter's choice.
 // Failures in different workgroups only happen in parallel runs, which the device repeats
 // deterministically to report the lowest workgroup's.
-llvm::Function* Lowering::error_recorder() {
+::llvm::Function* Lowering::error_recorder() {
   if (recorder_)
     return recorder_;
-  llvm::Type* i32t = b_.getInt32Ty();
-  llvm::Type* i64t = b_.getInt64Ty();
-  auto* type =
-      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i32t, i32t, i64t, i64t, i64t}, false);
+  ::llvm::Type* i32t = b_.getInt32Ty();
+  ::llvm::Type* i64t = b_.getInt64Ty();
+  auto* type = ::llvm::FunctionType::get(b_.getVoidTy(),
+                                         {b_.getPtrTy(), i32t, i32t, i64t, i64t, i64t}, false);
   recorder_ =
-      llvm::Function::Create(type, llvm::Function::InternalLinkage, "halfway.record_error", m_);
-  recorder_->addFnAttr(llvm::Attribute::NoInline);
-  recorder_->addFnAttr(llvm::Attribute::Cold);
-  recorder_->addFnAttr(llvm::Attribute::NoUnwind);
-  auto* entry = llvm::BasicBlock::Create(ctx_, "entry", recorder_);
-  auto* compare = llvm::BasicBlock::Create(ctx_, "compare", recorder_);
-  auto* write = llvm::BasicBlock::Create(ctx_, "write", recorder_);
-  auto* done = llvm::BasicBlock::Create(ctx_, "done", recorder_);
-  llvm::IRBuilder<> r(entry);
-  llvm::Value* rec = recorder_->getArg(0);
-  llvm::Value* site = recorder_->getArg(1);
-  llvm::Value* lane = recorder_->getArg(2);
+      ::llvm::Function::Create(type, ::llvm::Function::InternalLinkage, "halfway.record_error", m_);
+  recorder_->addFnAttr(::llvm::Attribute::NoInline);
+  recorder_->addFnAttr(::llvm::Attribute::Cold);
+  recorder_->addFnAttr(::llvm::Attribute::NoUnwind);
+  auto* entry = ::llvm::BasicBlock::Create(ctx_, "entry", recorder_);
+  auto* compare = ::llvm::BasicBlock::Create(ctx_, "compare", recorder_);
+  auto* write = ::llvm::BasicBlock::Create(ctx_, "write", recorder_);
+  auto* done = ::llvm::BasicBlock::Create(ctx_, "done", recorder_);
+  ::llvm::IRBuilder<> r(entry);
+  ::llvm::Value* rec = recorder_->getArg(0);
+  ::llvm::Value* site = recorder_->getArg(1);
+  ::llvm::Value* lane = recorder_->getArg(2);
   auto field = [&](uint64_t offset) {
     return r.CreateConstInBoundsGEP1_64(r.getInt8Ty(), rec, offset);
   };
-  llvm::Value* claimed = r.CreateLoad(i32t, field(offsetof(ErrorRecord, claimed)));
+  ::llvm::Value* claimed = r.CreateLoad(i32t, field(offsetof(ErrorRecord, claimed)));
   r.CreateCondBr(r.CreateICmpEQ(claimed, r.getInt32(0)), write, compare);
   r.SetInsertPoint(compare);
-  llvm::Value* old_site = r.CreateLoad(i32t, field(offsetof(ErrorRecord, site)));
-  llvm::Value* old_lane = r.CreateLoad(i32t, field(offsetof(ErrorRecord, lane)));
-  llvm::Value* same_group =
+  ::llvm::Value* old_site = r.CreateLoad(i32t, field(offsetof(ErrorRecord, site)));
+  ::llvm::Value* old_lane = r.CreateLoad(i32t, field(offsetof(ErrorRecord, lane)));
+  ::llvm::Value* same_group =
       r.CreateICmpEQ(r.CreateLoad(i64t, field(offsetof(ErrorRecord, group))), recorder_->getArg(3));
-  llvm::Value* earlier =
+  ::llvm::Value* earlier =
       r.CreateOr(r.CreateICmpULT(site, old_site),
                  r.CreateAnd(r.CreateICmpEQ(site, old_site), r.CreateICmpULT(lane, old_lane)));
   r.CreateCondBr(r.CreateAnd(same_group, earlier), write, done);
@@ -82,10 +82,11 @@ llvm::Function* Lowering::error_recorder() {
   return recorder_;
 }
 
-void Lowering::check(llvm::Value* fail, uint32_t site, llvm::Value* index, llvm::Value* length) {
-  llvm::BasicBlock* bad = block("check.fail");
-  llvm::BasicBlock* ok = block("check.ok");
-  llvm::MDBuilder md(ctx_);
+void Lowering::check(::llvm::Value* fail, uint32_t site, ::llvm::Value* index,
+                     ::llvm::Value* length) {
+  ::llvm::BasicBlock* bad = block("check.fail");
+  ::llvm::BasicBlock* ok = block("check.ok");
+  ::llvm::MDBuilder md(ctx_);
   b_.CreateCondBr(fail, bad, ok, md.createBranchWeights(1, 1 << 20));
   b_.SetInsertPoint(bad);
   b_.CreateCall(error_recorder(), {error_record_, i32(site), lane_, group_linear_, index, length});
@@ -99,13 +100,13 @@ void Lowering::check(llvm::Value* fail, uint32_t site, llvm::Value* index, llvm:
   b_.SetInsertPoint(ok);
 }
 
-llvm::Value* Lowering::index64(ir::ExprId index) {
-  llvm::Value* v = expr(index).v;
+::llvm::Value* Lowering::index64(ir::ExprId index) {
+  ::llvm::Value* v = expr(index).v;
   bool is_signed = ir::info(k_.expr(index).type).is_signed;
   return is_signed ? b_.CreateSExt(v, b_.getInt64Ty()) : b_.CreateZExt(v, b_.getInt64Ty());
 }
 
-llvm::Value* Lowering::access_index(ir::ExprId index, bool split_offset) {
+::llvm::Value* Lowering::access_index(ir::ExprId index, bool split_offset) {
   ir::ScalarType t = k_.expr(index).type;
   const auto& info = ir::info(t);
   if (options_.memory != MemoryChecks::Guarded || info.bits > 32)
@@ -124,26 +125,27 @@ llvm::Value* Lowering::access_index(ir::ExprId index, bool split_offset) {
       uint64_t offset = c.imm & 0xffffffffu;
       if (c.op != ir::Op::Const || offset == 0 || offset > kMaxOffset)
         continue;
-      llvm::Value* x = b_.CreateZExt(expr(e.args[side]).v, b_.getInt64Ty());
+      ::llvm::Value* x = b_.CreateZExt(expr(e.args[side]).v, b_.getInt64Ty());
       return b_.CreateAdd(x, i64(offset), "", /*HasNUW=*/true, /*HasNSW=*/true);
     }
   }
-  llvm::Value* v = expr(index).v;
+  ::llvm::Value* v = expr(index).v;
   if (info.bits < 32)
     v = info.is_signed ? b_.CreateSExt(v, b_.getInt32Ty()) : b_.CreateZExt(v, b_.getInt32Ty());
   return b_.CreateZExt(v, b_.getInt64Ty());
 }
 
-llvm::Value* Lowering::element_ptr(ir::Space space, uint32_t ref, llvm::Value* idx, bool idx_signed,
-                                   bool explicit_index, ir::ExprId node, uint32_t line,
-                                   const char* access) {
+::llvm::Value* Lowering::element_ptr(ir::Space space, uint32_t ref, ::llvm::Value* idx,
+                                     bool idx_signed, bool explicit_index, ir::ExprId node,
+                                     uint32_t line, const char* access) {
   ir::ScalarType t = k_.element_type(space, ref);
-  llvm::Value* base =
+  ::llvm::Value* base =
       space == ir::Space::Buffer
           ? buffer_ptr_[ref]
           : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, plan_.shared_offset[ref]);
   if (options_.memory == MemoryChecks::Explicit) {
-    llvm::Value* length = space == ir::Space::Buffer ? buffer_len_[ref] : i64(k_.shared[ref].size);
+    ::llvm::Value* length =
+        space == ir::Space::Buffer ? buffer_len_[ref] : i64(k_.shared[ref].size);
     const std::string& name = k_.memory_name(space, ref);
     std::string what =
         std::string(access) + (space == ir::Space::Buffer ? " buffer " : " shared ") + name;
@@ -154,9 +156,10 @@ llvm::Value* Lowering::element_ptr(ir::Space space, uint32_t ref, llvm::Value* i
              (space == ir::Space::Shared || explicit_index)) {
     // Shared scratch has no guard, and a 64-bit index may reach past any guard: compare, and on
     // failure return 1 unrecorded (the device reruns with Explicit checks for the detail).
-    llvm::Value* length = space == ir::Space::Buffer ? buffer_len_[ref] : i64(k_.shared[ref].size);
-    llvm::BasicBlock* ok = block("bounds.ok");
-    llvm::MDBuilder md(ctx_);
+    ::llvm::Value* length =
+        space == ir::Space::Buffer ? buffer_len_[ref] : i64(k_.shared[ref].size);
+    ::llvm::BasicBlock* ok = block("bounds.ok");
+    ::llvm::MDBuilder md(ctx_);
     b_.CreateCondBr(b_.CreateICmpUGE(idx, length), error_exit_, ok,
                     md.createBranchWeights(1, 1 << 20));
     b_.SetInsertPoint(ok);
@@ -168,18 +171,18 @@ bool Lowering::by_element(const ir::Kernel& k, ir::Space space, uint32_t ref) {
   return space == ir::Space::Private || (space == ir::Space::Shared && k.shared[ref].rank() > 1);
 }
 
-llvm::Value* Lowering::array_element_ptr(ir::Space space, uint32_t ref,
-                                         const std::array<llvm::Value*, 3>& idx,
-                                         const std::array<bool, 3>& idx_signed, ir::ExprId node,
-                                         uint32_t line, const char* access) {
+::llvm::Value* Lowering::array_element_ptr(ir::Space space, uint32_t ref,
+                                           const std::array<::llvm::Value*, 3>& idx,
+                                           const std::array<bool, 3>& idx_signed, ir::ExprId node,
+                                           uint32_t line, const char* access) {
   const ir::SharedArray& a = k_.array(space, ref);
   const std::string& name = a.name;
   const uint32_t rank = a.rank();
-  llvm::Value* linear = i64(0);
+  ::llvm::Value* linear = i64(0);
   for (uint32_t d = 0; d < rank; ++d) {
-    llvm::Value* length = i64(a.dim(d));
+    ::llvm::Value* length = i64(a.dim(d));
     // Unsigned comparison: a negative index (sign-extended to 64 bits) reads as a huge one.
-    llvm::Value* outside = b_.CreateICmpUGE(idx[d], length);
+    ::llvm::Value* outside = b_.CreateICmpUGE(idx[d], length);
     if (options_.memory == MemoryChecks::Explicit) {
       std::string what =
           std::string(access) + (space == ir::Space::Private ? " private " : " shared ") + name;
@@ -191,8 +194,8 @@ llvm::Value* Lowering::array_element_ptr(ir::Space space, uint32_t ref,
     } else if (options_.memory == MemoryChecks::Guarded) {
       // Like rank-1 shared arrays: the scratch has no guard; on failure return 1 unrecorded and
       // the device reruns with Explicit checks for the detail.
-      llvm::BasicBlock* ok = block("bounds.ok");
-      llvm::MDBuilder md(ctx_);
+      ::llvm::BasicBlock* ok = block("bounds.ok");
+      ::llvm::MDBuilder md(ctx_);
       b_.CreateCondBr(outside, error_exit_, ok, md.createBranchWeights(1, 1 << 20));
       b_.SetInsertPoint(ok);
     }
@@ -201,13 +204,13 @@ llvm::Value* Lowering::array_element_ptr(ir::Space space, uint32_t ref,
   }
   ir::ScalarType t = a.type;
   if (space == ir::Space::Shared) {
-    llvm::Value* base =
+    ::llvm::Value* base =
         b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, plan_.shared_offset[ref]);
     return b_.CreateInBoundsGEP(value_type(t), base, linear);
   }
-  llvm::Value* base =
+  ::llvm::Value* base =
       b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, plan_.private_offset[ref]);
-  llvm::Value* at =
+  ::llvm::Value* at =
       b_.CreateAdd(b_.CreateMul(linear, i64(plan_.lanes)), b_.CreateZExt(lane_, b_.getInt64Ty()));
   return b_.CreateInBoundsGEP(value_type(t), base, at);
 }
@@ -223,18 +226,18 @@ static bool wide_index(const ir::Kernel& k, ir::ExprId index) {
 
 Val Lowering::load(const ir::Expr& e, ir::ExprId id) {
   if (by_element(k_, e.space, e.ref)) {
-    std::array<llvm::Value*, 3> idx{};
+    std::array<::llvm::Value*, 3> idx{};
     std::array<bool, 3> sign{};
     for (int i = 0; i < e.nargs; ++i) {
       idx[i] = index64(e.args[i]);
       sign[i] = signed_index(k_, e.args[i]);
     }
-    llvm::Value* ptr = array_element_ptr(e.space, e.ref, idx, sign, id, 0, "load from");
+    ::llvm::Value* ptr = array_element_ptr(e.space, e.ref, idx, sign, id, 0, "load from");
     return {b_.CreateLoad(value_type(e.type), ptr, probe_loads_)};
   }
-  llvm::Value* idx = access_index(e.args[0], e.space == ir::Space::Buffer);
-  llvm::Value* ptr = element_ptr(e.space, e.ref, idx, signed_index(k_, e.args[0]),
-                                 wide_index(k_, e.args[0]), id, 0, "load from");
+  ::llvm::Value* idx = access_index(e.args[0], e.space == ir::Space::Buffer);
+  ::llvm::Value* ptr = element_ptr(e.space, e.ref, idx, signed_index(k_, e.args[0]),
+                                   wide_index(k_, e.args[0]), id, 0, "load from");
   // A load whose value nobody sees is volatile, so that LLVM keeps it: past the end, the guard
   // turns it into the out-of-bounds error the interpreter reports (observable.hpp).
   return {b_.CreateLoad(value_type(e.type), ptr, probe_loads_)};
@@ -244,7 +247,7 @@ Val Lowering::load(const ir::Expr& e, ir::ExprId id) {
 void Lowering::store(const ir::Stmt& s) {
   ir::ScalarType t = k_.element_type(s.space, s.mem);
   if (by_element(k_, s.space, s.mem)) {
-    std::array<llvm::Value*, 3> idx{};
+    std::array<::llvm::Value*, 3> idx{};
     std::array<bool, 3> sign{};
     const std::array<ir::ExprId, 3> ix = ir::store_indices(s);
     for (int i = 0; i < 3; ++i)
@@ -252,34 +255,35 @@ void Lowering::store(const ir::Stmt& s) {
         idx[i] = index64(ix[i]);
         sign[i] = signed_index(k_, ix[i]);
       }
-    llvm::Value* v = canonical(expr(s.b), t);
-    llvm::Value* ptr = array_element_ptr(s.space, s.mem, idx, sign, ir::kNone, s.line, "store to");
+    ::llvm::Value* v = canonical(expr(s.b), t);
+    ::llvm::Value* ptr =
+        array_element_ptr(s.space, s.mem, idx, sign, ir::kNone, s.line, "store to");
     b_.CreateStore(v, ptr);
     return;
   }
-  llvm::Value* idx = access_index(s.a, s.space == ir::Space::Buffer);
-  llvm::Value* v = canonical(expr(s.b), t);
-  llvm::Value* ptr = element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), wide_index(k_, s.a),
-                                 ir::kNone, s.line, "store to");
+  ::llvm::Value* idx = access_index(s.a, s.space == ir::Space::Buffer);
+  ::llvm::Value* v = canonical(expr(s.b), t);
+  ::llvm::Value* ptr = element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), wide_index(k_, s.a),
+                                   ir::kNone, s.line, "store to");
   b_.CreateStore(v, ptr);
 }
 
 void Lowering::atomic(const ir::Stmt& s) {
   ir::ScalarType t = k_.element_type(s.space, s.mem);
   bool is_signed = ir::info(t).is_signed;
-  llvm::Value* idx = access_index(s.a, false);
-  llvm::Value* v = expr(s.b).v;
-  llvm::Value* cmp = s.c != ir::kNone ? expr(s.c).v : nullptr;
-  llvm::Value* ptr = element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), wide_index(k_, s.a),
-                                 ir::kNone, s.line, "atomic on");
-  llvm::Value* old = nullptr;
+  ::llvm::Value* idx = access_index(s.a, false);
+  ::llvm::Value* v = expr(s.b).v;
+  ::llvm::Value* cmp = s.c != ir::kNone ? expr(s.c).v : nullptr;
+  ::llvm::Value* ptr = element_ptr(s.space, s.mem, idx, signed_index(k_, s.a), wide_index(k_, s.a),
+                                   ir::kNone, s.line, "atomic on");
+  ::llvm::Value* old = nullptr;
   if (s.space == ir::Space::Buffer) {
-    auto order = llvm::AtomicOrdering::Monotonic;
+    auto order = ::llvm::AtomicOrdering::Monotonic;
     if (s.atomic == ir::AtomicOp::CompareExchange) {
-      auto* x = b_.CreateAtomicCmpXchg(ptr, cmp, v, llvm::MaybeAlign(), order, order);
+      auto* x = b_.CreateAtomicCmpXchg(ptr, cmp, v, ::llvm::MaybeAlign(), order, order);
       old = b_.CreateExtractValue(x, 0);
     } else {
-      using B = llvm::AtomicRMWInst::BinOp;
+      using B = ::llvm::AtomicRMWInst::BinOp;
       B op = B::Add;
       switch (s.atomic) {
       case ir::AtomicOp::Add:
@@ -309,11 +313,11 @@ void Lowering::atomic(const ir::Stmt& s) {
       case ir::AtomicOp::CompareExchange:
         break;
       }
-      old = b_.CreateAtomicRMW(op, ptr, v, llvm::MaybeAlign(), order);
+      old = b_.CreateAtomicRMW(op, ptr, v, ::llvm::MaybeAlign(), order);
     }
   } else {
     old = b_.CreateLoad(value_type(t), ptr);
-    llvm::Value* next = nullptr;
+    ::llvm::Value* next = nullptr;
     switch (s.atomic) {
     case ir::AtomicOp::Add:
       next = b_.CreateAdd(old, v);
@@ -322,11 +326,11 @@ void Lowering::atomic(const ir::Stmt& s) {
       next = b_.CreateSub(old, v);
       break;
     case ir::AtomicOp::Min:
-      next = b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smin : llvm::Intrinsic::umin,
+      next = b_.CreateBinaryIntrinsic(is_signed ? ::llvm::Intrinsic::smin : ::llvm::Intrinsic::umin,
                                       old, v);
       break;
     case ir::AtomicOp::Max:
-      next = b_.CreateBinaryIntrinsic(is_signed ? llvm::Intrinsic::smax : llvm::Intrinsic::umax,
+      next = b_.CreateBinaryIntrinsic(is_signed ? ::llvm::Intrinsic::smax : ::llvm::Intrinsic::umax,
                                       old, v);
       break;
     case ir::AtomicOp::And:
@@ -351,4 +355,4 @@ void Lowering::atomic(const ir::Stmt& s) {
     store_local(s.local, {old});
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

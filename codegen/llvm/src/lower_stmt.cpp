@@ -1,16 +1,16 @@
 // Statements inside a Lanes part: ordinary scalar code for one lane, divergence included.
 #include "lowering.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
-llvm::Value* Lowering::local_ptr(uint32_t local) {
+::llvm::Value* Lowering::local_ptr(uint32_t local) {
   const LocalStorage storage = plan_.storage.storage[local];
   const bool per_lane =
       storage == LocalStorage::PerLane ||
       (storage == LocalStorage::LaneScalar && lane_part_ && lane_part_->lane_scalars_per_lane);
   if (!per_lane)
     return local_slot_[local];
-  llvm::Type* array = llvm::ArrayType::get(value_type(k_.locals[local].type), plan_.lanes);
+  ::llvm::Type* array = ::llvm::ArrayType::get(value_type(k_.locals[local].type), plan_.lanes);
   return b_.CreateInBoundsGEP(array, local_slot_[local],
                               {i64(0), b_.CreateZExt(lane_, b_.getInt64Ty())});
 }
@@ -18,13 +18,13 @@ llvm::Value* Lowering::local_ptr(uint32_t local) {
 // A local whose assignments disagree on their NaN state is Clean (nan_state.hpp): values of
 // another state are made canonical on the way in.
 void Lowering::store_local(uint32_t local, Val v) {
-  llvm::Value* value = v.v;
+  ::llvm::Value* value = v.v;
   if (v.nan != NanState::NoNan && v.nan != plan_.local_nan[local])
     value = canonical(v, k_.locals[local].type);
   b_.CreateStore(value, local_ptr(local));
 }
 
-llvm::Value* Lowering::bool_condition(ir::ExprId e) {
+::llvm::Value* Lowering::bool_condition(ir::ExprId e) {
   return expr(e).v;
 }
 
@@ -44,7 +44,7 @@ bool Lowering::lane_stmt(const ir::Stmt& s) {
       return true; // recomputed where read
     auto acc = plan_.precision.accumulations.find({s.local, s.a});
     if (acc != plan_.precision.accumulations.end() && s.kind == ir::StmtKind::Assign) {
-      llvm::FastMathFlags relaxed;
+      ::llvm::FastMathFlags relaxed;
       relaxed.setAllowReassoc();
       relaxed.setAllowContract();
       flag_scopes_.push_back({&acc->second, relaxed});
@@ -106,10 +106,10 @@ void Lowering::lane_escape(ir::StmtKind kind) {
 }
 
 void Lowering::lane_if(const ir::Stmt& s) {
-  llvm::Value* c = bool_condition(s.a);
-  llvm::BasicBlock* then_bb = block("if.then");
-  llvm::BasicBlock* else_bb = block("if.else");
-  llvm::BasicBlock* merge = block("if.end");
+  ::llvm::Value* c = bool_condition(s.a);
+  ::llvm::BasicBlock* then_bb = block("if.then");
+  ::llvm::BasicBlock* else_bb = block("if.else");
+  ::llvm::BasicBlock* merge = block("if.end");
   b_.CreateCondBr(c, then_bb, else_bb);
   b_.SetInsertPoint(then_bb);
   if (lane_block(s.body))
@@ -121,16 +121,16 @@ void Lowering::lane_if(const ir::Stmt& s) {
 }
 
 void Lowering::lane_while(const ir::Stmt& s) {
-  llvm::BasicBlock* header = block("while");
-  llvm::BasicBlock* body = block("while.body");
-  llvm::BasicBlock* exit = block("while.end");
+  ::llvm::BasicBlock* header = block("while");
+  ::llvm::BasicBlock* body = block("while.body");
+  ::llvm::BasicBlock* exit = block("while.end");
   b_.CreateBr(header);
   b_.SetInsertPoint(header);
   begin_statement();
   b_.CreateCondBr(bool_condition(s.a), body, exit);
   b_.SetInsertPoint(body);
   // `continue` goes to the latch, so that every path back to the header polls.
-  llvm::BasicBlock* latch = block("while.latch");
+  ::llvm::BasicBlock* latch = block("while.latch");
   lane_loops_.push_back({exit, latch});
   if (lane_block(s.body))
     b_.CreateBr(latch);
@@ -148,16 +148,16 @@ void Lowering::lane_for(const ir::Stmt& s) {
 
 void Lowering::lane_for_rest(const ir::Stmt& s) {
   ir::ScalarType t = k_.locals[s.local].type;
-  llvm::Type* ty = value_type(t);
-  llvm::BasicBlock* header = block("for");
-  llvm::BasicBlock* body = block("for.body");
-  llvm::BasicBlock* step = block("for.step");
-  llvm::BasicBlock* exit = block("for.end");
+  ::llvm::Type* ty = value_type(t);
+  ::llvm::BasicBlock* header = block("for");
+  ::llvm::BasicBlock* body = block("for.body");
+  ::llvm::BasicBlock* step = block("for.step");
+  ::llvm::BasicBlock* exit = block("for.end");
   b_.CreateBr(header);
   b_.SetInsertPoint(header);
   begin_statement();
-  llvm::Value* v = b_.CreateLoad(ty, local_ptr(s.local));
-  llvm::Value* end = expr(s.b).v;
+  ::llvm::Value* v = b_.CreateLoad(ty, local_ptr(s.local));
+  ::llvm::Value* end = expr(s.b).v;
   bool is_signed = ir::info(t).is_signed;
   b_.CreateCondBr(is_signed ? b_.CreateICmpSLT(v, end) : b_.CreateICmpULT(v, end), body, exit);
   b_.SetInsertPoint(body);
@@ -168,24 +168,24 @@ void Lowering::lane_for_rest(const ir::Stmt& s) {
   b_.SetInsertPoint(step);
   poll_cancel();
   begin_statement();
-  llvm::Value* cur = b_.CreateLoad(ty, local_ptr(s.local));
+  ::llvm::Value* cur = b_.CreateLoad(ty, local_ptr(s.local));
   b_.CreateStore(b_.CreateAdd(cur, expr(s.c).v), local_ptr(s.local));
-  llvm::BranchInst* back = b_.CreateBr(header);
+  ::llvm::BranchInst* back = b_.CreateBr(header);
   // A loop with a relaxed accumulation is the vectoriser's (its shape, VF x interleave, decides
   // the rounding; this metadata leaves it unchanged). What remains of it afterwards is the
   // scalar remainder of fewer iterations than one vector step, which runtime unrolling
   // multiplied eightfold with its own remainder loop: more compile time for nothing.
   for (const ir::Stmt& st : s.body)
     if (st.kind == ir::StmtKind::Assign && plan_.precision.accumulations.count({st.local, st.a})) {
-      llvm::Metadata* ops[] = {
-          nullptr,
-          llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.runtime.disable")})};
-      llvm::MDNode* md = llvm::MDNode::getDistinct(ctx_, ops);
+      ::llvm::Metadata* ops[] = {
+          nullptr, ::llvm::MDNode::get(
+                       ctx_, {::llvm::MDString::get(ctx_, "llvm.loop.unroll.runtime.disable")})};
+      ::llvm::MDNode* md = ::llvm::MDNode::getDistinct(ctx_, ops);
       md->replaceOperandWith(0, md);
-      back->setMetadata(llvm::LLVMContext::MD_loop, md);
+      back->setMetadata(::llvm::LLVMContext::MD_loop, md);
       break;
     }
   b_.SetInsertPoint(exit);
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

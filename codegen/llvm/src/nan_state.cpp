@@ -4,7 +4,7 @@
 
 #include <set>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 NanState result_nan_state(const ir::Kernel& k, const ir::Expr& e, const NanState* args) {
   if (!ir::is_float(e.type) || ir::is_fp8(e.type))
@@ -142,4 +142,4 @@ std::vector<NanState> local_nan_states(const ir::Kernel& k) {
   return Fixpoint(k).run();
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

@@ -10,7 +10,7 @@
 
 #include <vector>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 enum class NanState : uint8_t {
   NoNan,         // never a NaN (a constant, an integer converted): compatible with every state
@@ -40,4 +40,4 @@ NanState result_nan_state(const ir::Kernel& k, const ir::Expr& e, const NanState
 // assignments disagree the local is Clean, and each assignment stores canonical bits.
 std::vector<NanState> local_nan_states(const ir::Kernel& k);
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

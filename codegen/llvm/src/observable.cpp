@@ -1,6 +1,6 @@
 #include "observable.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 std::vector<bool> observable_locals(const ir::Kernel& k) {
   std::vector<bool> observable(k.locals.size(), false);
@@ -39,4 +39,4 @@ std::vector<bool> observable_locals(const ir::Kernel& k) {
   return observable;
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

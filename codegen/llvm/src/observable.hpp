@@ -10,10 +10,10 @@
 
 #include <vector>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 // Per local: whether it is read, directly or through other locals, by a statement other than a
 // let or assignment (the expressions of stores, atomics, conditions, loop bounds and steps).
 std::vector<bool> observable_locals(const ir::Kernel& k);
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

@@ -11,11 +11,11 @@
 #include <memory>
 #include <string>
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
-void optimize_module(llvm::Module& module, const HostTarget& target) {
+void optimize_module(::llvm::Module& module, const HostTarget& target) {
   std::string error;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  const ::llvm::Target* t = ::llvm::TargetRegistry::lookupTarget(target.triple, error);
   if (!t)
     throw Error(ErrorKind::Device, "LLVM has no target for " + target.triple + ": " + error);
   // TargetOptions' defaults are what halfway needs: AllowFPOpFusion = Standard fuses only what
@@ -24,26 +24,26 @@ void optimize_module(llvm::Module& module, const HostTarget& target) {
   // small kernel's compile. It is not shared between threads (its subtargets are cached lazily).
   struct Cached {
     std::string key;
-    std::unique_ptr<llvm::TargetMachine> machine;
+    std::unique_ptr<::llvm::TargetMachine> machine;
   };
   thread_local Cached cached;
   std::string key = target.triple + '\n' + target.cpu + '\n' + target.features;
   if (!cached.machine || cached.key != key) {
-    llvm::TargetOptions options;
+    ::llvm::TargetOptions options;
     cached.machine.reset(t->createTargetMachine(target.triple, target.cpu, target.features, options,
-                                                llvm::Reloc::PIC_, std::nullopt,
-                                                llvm::CodeGenOptLevel::Aggressive));
+                                                ::llvm::Reloc::PIC_, std::nullopt,
+                                                ::llvm::CodeGenOptLevel::Aggressive));
     cached.key = std::move(key);
   }
-  llvm::TargetMachine* machine = cached.machine.get();
+  ::llvm::TargetMachine* machine = cached.machine.get();
   module.setDataLayout(machine->createDataLayout());
   module.setTargetTriple(target.triple);
 
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(machine);
+  ::llvm::LoopAnalysisManager lam;
+  ::llvm::FunctionAnalysisManager fam;
+  ::llvm::CGSCCAnalysisManager cgam;
+  ::llvm::ModuleAnalysisManager mam;
+  ::llvm::PassBuilder pb(machine);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -56,11 +56,12 @@ void optimize_module(llvm::Module& module, const HostTarget& target) {
   // Functions the vectoriser's calls should not stay calls to (the masked fallbacks of
   // lower_math.cpp, marked alwaysinline): inlined last, after vectorisation has placed them, so
   // that their quick "no lane needs it" test is a branch in the loop, not a call.
-  pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& last, llvm::OptimizationLevel) {
-    last.addPass(llvm::AlwaysInlinerPass());
-  });
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  pb.registerOptimizerLastEPCallback(
+      [](::llvm::ModulePassManager& last, ::llvm::OptimizationLevel) {
+        last.addPass(::llvm::AlwaysInlinerPass());
+      });
+  ::llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(::llvm::OptimizationLevel::O2);
   mpm.run(module, mam);
 }
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 uint64_t LlvmOptions::variant() const {
   return (check_arith ? 1u : 0u) | (single_rounding == SingleRoundingMode::Exact ? 2u : 0u) |
@@ -25,4 +25,4 @@ Fault injected_fault() {
 }
 } // namespace testing
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

@@ -1,6 +1,6 @@
 #include "partition.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 bool contains_barrier(const ir::Stmt& s) {
   if (s.kind == ir::StmtKind::Barrier)
@@ -89,4 +89,4 @@ std::vector<Part> partition(const ir::Body& body, const std::set<const ir::Stmt*
   return split(body, hoisted, next_id);
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

@@ -16,7 +16,7 @@
 #include <set>
 #include <vector>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 struct Part {
   enum class Kind : uint8_t { Lanes, If, While, For, Uniform };
@@ -32,4 +32,4 @@ bool contains_barrier(const ir::Stmt& s);
 bool escapes(const ir::Stmt& s);
 std::vector<Part> partition(const ir::Body& body, const std::set<const ir::Stmt*>& hoisted = {});
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

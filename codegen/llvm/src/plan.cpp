@@ -2,7 +2,7 @@
 
 #include "observable.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 namespace {
 
@@ -48,4 +48,4 @@ LoweringPlan::LoweringPlan(const ir::Kernel& k, const policy::Budget& budget,
   }
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

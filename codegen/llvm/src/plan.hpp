@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 struct LoweringPlan {
   LoweringPlan(const ir::Kernel& k, const policy::Budget& budget, const LlvmOptions& options);
@@ -43,4 +43,4 @@ struct LoweringPlan {
   bool flat = false;
 };
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

@@ -2,7 +2,7 @@
 
 #include "halfway/codegen/llvm/fault.hpp"
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 PrecisionPlan plan_precision(const ir::Kernel& k, const policy::Budget& budget,
                              SingleRoundingMode mode) {
@@ -34,4 +34,4 @@ PrecisionPlan plan_precision(const ir::Kernel& k, const policy::Budget& budget,
   return plan;
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 // A narrowed value of the form (+-)x*y (+- z): what the round-to-odd path computes exactly.
 using ir::MulAdd;
@@ -33,4 +33,4 @@ struct PrecisionPlan {
 PrecisionPlan plan_precision(const ir::Kernel& k, const policy::Budget& budget,
                              SingleRoundingMode mode);
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

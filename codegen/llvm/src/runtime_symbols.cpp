@@ -34,7 +34,7 @@ extern "C" uint64_t halfway_cpu_int_to_float(uint64_t value, uint32_t width, uin
 
 } // namespace
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 std::span<const RuntimeSymbol> runtime_symbols() {
   static const std::array<RuntimeSymbol, 3> symbols = {{
@@ -45,4 +45,4 @@ std::span<const RuntimeSymbol> runtime_symbols() {
   return symbols;
 }
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

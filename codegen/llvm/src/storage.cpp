@@ -4,7 +4,7 @@
 
 #include <map>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 namespace {
 
@@ -242,4 +242,4 @@ StoragePlan plan_storage(const ir::Kernel& k) {
   return plan;
 }
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

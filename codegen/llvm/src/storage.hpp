@@ -20,7 +20,7 @@
 #include <set>
 #include <vector>
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 enum class LocalStorage : uint8_t {
   Unused,
@@ -39,4 +39,4 @@ struct StoragePlan {
 
 StoragePlan plan_storage(const ir::Kernel& kernel);
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

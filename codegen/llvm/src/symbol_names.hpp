@@ -2,7 +2,7 @@
 // Names of the runtime functions generated code calls (runtime_symbols.hpp). One list, read by
 // the lowering (declarations) and by runtime_symbols.cpp (definitions).
 
-namespace halfway::codegen::detail {
+namespace halfway::codegen::llvm::detail {
 
 // uint64_t (uint32_t fn, uint32_t format, uint64_t x, uint64_t y): num::math.
 inline constexpr const char* kMathSymbol = "halfway_cpu_math";
@@ -13,4 +13,4 @@ inline constexpr const char* kConvertSymbol = "halfway_cpu_convert";
 // uint32_t saturate): num::int_to_float.
 inline constexpr const char* kIntToFloatSymbol = "halfway_cpu_int_to_float";
 
-} // namespace halfway::codegen::detail
+} // namespace halfway::codegen::llvm::detail

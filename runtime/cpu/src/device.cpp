@@ -35,8 +35,8 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 }
 
 struct Compiled {
-  codegen::EntryFn entry = nullptr;
-  std::vector<codegen::CheckSite> sites;
+  codegen::llvm::EntryFn entry = nullptr;
+  std::vector<codegen::llvm::CheckSite> sites;
   uint64_t shared_bytes = 0;
   policy::Budget budget;
   double compile_ms = 0;
@@ -61,7 +61,7 @@ void* thread_scratch(uint64_t bytes) noexcept {
   return s.p;
 }
 
-std::string describe_host(const codegen::HostTarget& host, unsigned threads) {
+std::string describe_host(const codegen::llvm::HostTarget& host, unsigned threads) {
   return "LLVM 19 ORC JIT for " + host.cpu + " (" + host.triple + "), " + std::to_string(threads) +
          " threads\n"
          "vector: " +
@@ -149,7 +149,7 @@ struct CpuDevice::Impl {
   Impl(policy::Registry* r, CpuDeviceOptions o)
       : registry(r ? r : &policy::global_registry()), options(o), pool(o.threads) {
     info.name = "cpu";
-    info.description = describe_host(codegen::HostTarget::host(), pool.size());
+    info.description = describe_host(codegen::llvm::HostTarget::host(), pool.size());
     info.may_fuse = true;
     // Shared memory is the running thread's scratch, one allocation zeroed per workgroup: 64 MiB
     // keeps a per-workgroup memset reasonable and an allocation on every pool thread affordable.
@@ -162,13 +162,13 @@ struct CpuDevice::Impl {
   }
 
   std::shared_ptr<Compiled> compile(const ir::VerifiedKernel& kernel,
-                                    const codegen::LlvmOptions& options) {
+                                    const codegen::llvm::LlvmOptions& options) {
     auto start = Clock::now();
     auto out = std::make_shared<Compiled>();
     out->budget = registry->budget(kernel.name());
     std::string entry = "halfway_kernel_" + std::to_string(next_entry++);
-    codegen::LoweredKernel lowered =
-        codegen::lower_kernel(kernel, out->budget, options, codegen::HostTarget::host(), entry);
+    codegen::llvm::LoweredKernel lowered = codegen::llvm::lower_kernel(
+        kernel, out->budget, options, codegen::llvm::HostTarget::host(), entry);
     auto lowered_at = Clock::now();
     cpu_detail::CompileTimes times;
     out->entry = the_jit().compile(lowered, times);
@@ -204,11 +204,11 @@ CpuDevice::Stats CpuDevice::stats() const {
 namespace {
 
 // The error as the interpreter words it (interp/src/memory.cpp and eval_int.cpp).
-Error launch_error(const ir::Kernel& k, const Compiled& c, const codegen::ErrorRecord& r) {
+Error launch_error(const ir::Kernel& k, const Compiled& c, const codegen::llvm::ErrorRecord& r) {
   if (r.site >= c.sites.size())
     return Error(ErrorKind::Internal, "the CPU device recorded an unknown failure",
                  {.kernel = k.name});
-  const codegen::CheckSite& site = c.sites[r.site];
+  const codegen::llvm::CheckSite& site = c.sites[r.site];
   ErrorContext ctx;
   ctx.kernel = k.name;
   if (site.node != ir::kNone) {
@@ -302,19 +302,19 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
 
   std::atomic<uint32_t> stop{0};
   cpu_detail::LaunchArgs launch_args(k, grid, args, &stop);
-  codegen::LlvmOptions code;
+  codegen::llvm::LlvmOptions code;
   code.check_arith = options.check_bounds;
   code.memory = options.check_bounds || !guarded || impl_->options.memory == MemoryMode::Explicit
-                    ? codegen::MemoryChecks::Explicit
-                    : codegen::MemoryChecks::Guarded;
+                    ? codegen::llvm::MemoryChecks::Explicit
+                    : codegen::llvm::MemoryChecks::Guarded;
   code.cancellable = cancellable;
   code.single_rounding = impl_->options.single_rounding;
   code.noalias_buffers = launch_args.buffers_distinct();
   code.grid_fits_u32 = grid.total_groups() * k.workgroup_lanes() <= (uint64_t{1} << 32);
   if (impl_->options.memory == MemoryMode::UncheckedBaseline && !options.check_bounds)
-    code.memory = codegen::MemoryChecks::None;
+    code.memory = codegen::llvm::MemoryChecks::None;
   bool hit = false;
-  auto get_code = [&](const codegen::LlvmOptions& o, bool* memo_hit) {
+  auto get_code = [&](const codegen::llvm::LlvmOptions& o, bool* memo_hit) {
     MemoKey key{kernel.hash(), impl_->info.name, impl_->registry->budget_key(k.name),
                 o.variant() | (impl_->epoch.load(std::memory_order_relaxed) << 32)};
     return impl_->memo.get(
@@ -328,7 +328,7 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
   // baseline neither saves nor proves, as the code before the checks did not.
   std::optional<cpu_detail::Snapshot> snapshot;
   bool may_fail = false;
-  if (code.memory != codegen::MemoryChecks::None) {
+  if (code.memory != codegen::llvm::MemoryChecks::None) {
     may_fail = cancellable || options.check_bounds ||
                !cpu_detail::provably_in_bounds_cached(kernel, grid, args);
     if (!may_fail)
@@ -424,9 +424,9 @@ LaunchResult CpuDevice::launch(const ir::VerifiedKernel& kernel, const Grid& gri
     // A recorded failure of a parallel run, or any failure of guarded code: rerun on one thread
     // with explicit, recording checks to report the interpreter's error (the lowest workgroup's).
     std::shared_ptr<Compiled> checked = compiled;
-    if (code.memory != codegen::MemoryChecks::Explicit) {
-      codegen::LlvmOptions explicit_code = code;
-      explicit_code.memory = codegen::MemoryChecks::Explicit;
+    if (code.memory != codegen::llvm::MemoryChecks::Explicit) {
+      codegen::llvm::LlvmOptions explicit_code = code;
+      explicit_code.memory = codegen::llvm::MemoryChecks::Explicit;
       bool unused = false;
       checked = get_code(explicit_code, &unused);
     }

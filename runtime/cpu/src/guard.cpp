@@ -70,8 +70,9 @@ void install_handler() {
 
 } // namespace
 
-int32_t run_guarded(codegen::EntryFn entry, const codegen::KernelArgs* args, uint64_t begin,
-                    uint64_t end, void* shared, const GuardRanges& guards, uintptr_t* fault) {
+int32_t run_guarded(codegen::llvm::EntryFn entry, const codegen::llvm::KernelArgs* args,
+                    uint64_t begin, uint64_t end, void* shared, const GuardRanges& guards,
+                    uintptr_t* fault) {
   install_handler();
   ThreadState& s = thread_state;
   if (sigsetjmp(s.jump, 0) != 0) {

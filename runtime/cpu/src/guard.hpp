@@ -30,7 +30,8 @@ namespace halfway::rt::cpu_detail {
 using GuardRanges = std::vector<std::pair<uintptr_t, uintptr_t>>;
 
 // The entry's return value, or -1 when it faulted inside `guards` (the address in *fault).
-int32_t run_guarded(codegen::EntryFn entry, const codegen::KernelArgs* args, uint64_t begin,
-                    uint64_t end, void* shared, const GuardRanges& guards, uintptr_t* fault);
+int32_t run_guarded(codegen::llvm::EntryFn entry, const codegen::llvm::KernelArgs* args,
+                    uint64_t begin, uint64_t end, void* shared, const GuardRanges& guards,
+                    uintptr_t* fault);
 
 } // namespace halfway::rt::cpu_detail

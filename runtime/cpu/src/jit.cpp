@@ -41,7 +41,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 } // namespace
 
 Jit::Jit() {
-  const codegen::HostTarget& host = codegen::HostTarget::host();
+  const codegen::llvm::HostTarget& host = codegen::llvm::HostTarget::host();
   auto builder =
       take(llvm::orc::JITTargetMachineBuilder::detectHost(), "LLVM cannot target this host");
   builder.setCPU(host.cpu);
@@ -51,7 +51,7 @@ Jit::Jit() {
               "cannot create the LLVM JIT");
 
   llvm::orc::SymbolMap symbols;
-  for (const codegen::RuntimeSymbol& s : codegen::runtime_symbols())
+  for (const codegen::llvm::RuntimeSymbol& s : codegen::llvm::runtime_symbols())
     symbols[jit_->mangleAndIntern(s.name)] = {llvm::orc::ExecutorAddr::fromPtr(s.address),
                                               llvm::JITSymbolFlags::Exported |
                                                   llvm::JITSymbolFlags::Callable};
@@ -66,11 +66,11 @@ Jit::Jit() {
 
 Jit::~Jit() = default;
 
-codegen::EntryFn Jit::compile(codegen::LoweredKernel& lowered, CompileTimes& times) {
+codegen::llvm::EntryFn Jit::compile(codegen::llvm::LoweredKernel& lowered, CompileTimes& times) {
   std::lock_guard lock(mutex_);
   auto start = std::chrono::steady_clock::now();
   double cpu = thread_cpu_ms();
-  codegen::optimize_module(*lowered.module, codegen::HostTarget::host());
+  codegen::llvm::optimize_module(*lowered.module, codegen::llvm::HostTarget::host());
   times.optimize_ms = ms_since(start);
   times.optimize_cpu_ms = thread_cpu_ms() - cpu;
   cpu = thread_cpu_ms();
@@ -83,7 +83,7 @@ codegen::EntryFn Jit::compile(codegen::LoweredKernel& lowered, CompileTimes& tim
   auto address = take(jit_->lookup(lowered.entry), "cannot compile kernel code");
   times.codegen_ms = ms_since(start);
   times.codegen_cpu_ms = thread_cpu_ms() - cpu;
-  return address.toPtr<codegen::EntryFn>();
+  return address.toPtr<codegen::llvm::EntryFn>();
 }
 
 } // namespace halfway::rt::cpu_detail

@@ -26,7 +26,7 @@ public:
   Jit();
   ~Jit();
   // Thread-safe (compilations are serialised).
-  codegen::EntryFn compile(codegen::LoweredKernel& lowered, CompileTimes& times);
+  codegen::llvm::EntryFn compile(codegen::llvm::LoweredKernel& lowered, CompileTimes& times);
 
 private:
   std::mutex mutex_;

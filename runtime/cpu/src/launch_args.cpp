@@ -13,9 +13,9 @@ LaunchArgs::LaunchArgs(const ir::Kernel& k, const Grid& grid, std::span<const Ar
   lengths_.assign(n, 0);
   scalars_.assign(n, 0);
   // The per-parameter slots the generated entry loads (codegen/llvm/abi.hpp).
-  for (const codegen::AbiParam& p : codegen::groups_abi(k)) {
+  for (const codegen::llvm::AbiParam& p : codegen::llvm::groups_abi(k)) {
     switch (p.slot) {
-    case codegen::AbiSlot::BufferData: {
+    case codegen::llvm::AbiSlot::BufferData: {
       HostBuffer* b = args[p.index].buffer;
       buffers_[p.index] = b->data();
       for (size_t j = 0; j < p.index; ++j)
@@ -23,18 +23,18 @@ LaunchArgs::LaunchArgs(const ir::Kernel& k, const Grid& grid, std::span<const Ar
           distinct_ = false;
       break;
     }
-    case codegen::AbiSlot::BufferLength:
+    case codegen::llvm::AbiSlot::BufferLength:
       lengths_[p.index] = args[p.index].buffer->size();
       break;
-    case codegen::AbiSlot::Scalar:
+    case codegen::llvm::AbiSlot::Scalar:
       scalars_[p.index] = args[p.index].scalar;
       break;
-    case codegen::AbiSlot::NumGroups: // KernelArgs' fixed fields, below
-    case codegen::AbiSlot::Error:
-    case codegen::AbiSlot::Cancel:
-    case codegen::AbiSlot::Shared: // arguments of the entry itself
-    case codegen::AbiSlot::GroupBegin:
-    case codegen::AbiSlot::GroupEnd:
+    case codegen::llvm::AbiSlot::NumGroups: // KernelArgs' fixed fields, below
+    case codegen::llvm::AbiSlot::Error:
+    case codegen::llvm::AbiSlot::Cancel:
+    case codegen::llvm::AbiSlot::Shared: // arguments of the entry itself
+    case codegen::llvm::AbiSlot::GroupBegin:
+    case codegen::llvm::AbiSlot::GroupEnd:
       break;
     }
   }

@@ -17,16 +17,16 @@ public:
   LaunchArgs(const ir::Kernel& k, const Grid& grid, std::span<const Arg> args,
              const std::atomic<uint32_t>* cancel);
 
-  const codegen::KernelArgs& get() const { return args_; }
-  codegen::ErrorRecord& error() { return error_; }
+  const codegen::llvm::KernelArgs& get() const { return args_; }
+  codegen::llvm::ErrorRecord& error() { return error_; }
   // True when no two buffer parameters share storage (the code may then assume noalias).
   bool buffers_distinct() const { return distinct_; }
   // Clears the error record (before a rerun).
   void reset() { error_ = {}; }
 
 private:
-  codegen::KernelArgs args_;
-  codegen::ErrorRecord error_;
+  codegen::llvm::KernelArgs args_;
+  codegen::llvm::ErrorRecord error_;
   std::vector<void*> buffers_;
   std::vector<uint64_t> lengths_, scalars_;
   bool distinct_ = true;

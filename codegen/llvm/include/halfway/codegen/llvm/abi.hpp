@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 // The first failure of a launch. The generated code claims it with an atomic compare-exchange
 // on `claimed`, so that when several threads fail at once exactly one record is written.
@@ -106,4 +106,4 @@ struct CheckSite {
   int dimension = -1;
 };
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

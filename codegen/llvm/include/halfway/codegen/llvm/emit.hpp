@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 enum class EmitStage : uint8_t {
   Lowered,   // as generated: one instruction per IR op, flags visible on each
@@ -18,4 +18,4 @@ enum class EmitStage : uint8_t {
 std::string emit_llvm_ir(const ir::VerifiedKernel& kernel, const policy::Budget& budget,
                          const LlvmOptions& options = {}, EmitStage stage = EmitStage::Lowered);
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

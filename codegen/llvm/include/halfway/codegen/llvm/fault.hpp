@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace halfway::codegen::testing {
+namespace halfway::codegen::llvm::testing {
 
 enum class Fault : uint8_t {
   None,
@@ -25,4 +25,4 @@ enum class Fault : uint8_t {
 void inject_fault(Fault fault);
 Fault injected_fault();
 
-} // namespace halfway::codegen::testing
+} // namespace halfway::codegen::llvm::testing

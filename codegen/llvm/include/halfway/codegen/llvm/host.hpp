@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 struct HostTarget {
   std::string triple;   // e.g. x86_64-pc-linux-gnu
@@ -18,4 +18,4 @@ struct HostTarget {
   static const HostTarget& host();
 };
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

@@ -34,7 +34,7 @@ class LLVMContext;
 class Module;
 } // namespace llvm
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 struct LoweredKernel {
   LoweredKernel();
@@ -42,12 +42,12 @@ struct LoweredKernel {
   LoweredKernel& operator=(LoweredKernel&&) noexcept;
   ~LoweredKernel();
 
-  std::unique_ptr<llvm::LLVMContext> context;
-  std::unique_ptr<llvm::Module> module; // owned by `context`'s lifetime: destroyed first
-  std::string entry;                    // name of the EntryFn in `module`
-  std::vector<CheckSite> sites;         // ErrorRecord::site indexes this
-  uint64_t shared_bytes = 0;            // scratch the entry needs for shared arrays
-  policy::Budget budget;                // what the code was generated under
+  std::unique_ptr<::llvm::LLVMContext> context;
+  std::unique_ptr<::llvm::Module> module; // owned by `context`'s lifetime: destroyed first
+  std::string entry;                      // name of the EntryFn in `module`
+  std::vector<CheckSite> sites;           // ErrorRecord::site indexes this
+  uint64_t shared_bytes = 0;              // scratch the entry needs for shared arrays
+  policy::Budget budget;                  // what the code was generated under
 };
 
 // `entry` names the entry function (the JIT gives every kernel its own). Throws halfway::Error
@@ -56,4 +56,4 @@ LoweredKernel lower_kernel(const ir::VerifiedKernel& kernel, const policy::Budge
                            const LlvmOptions& options, const HostTarget& target,
                            const std::string& entry = "halfway_entry");
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

@@ -9,9 +9,9 @@ namespace llvm {
 class Module;
 }
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 // Sets the module's data layout and triple for `target` and optimises it in place.
-void optimize_module(llvm::Module& module, const HostTarget& target);
+void optimize_module(::llvm::Module& module, const HostTarget& target);
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

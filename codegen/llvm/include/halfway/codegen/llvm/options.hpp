@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 // How an accepted single-rounding opt-in (policy::OptIn::SingleRounding) is realised at a
 // narrowing site that would otherwise carry a barrier. Without the opt-in both are strict.
@@ -71,4 +71,4 @@ struct LlvmOptions {
   uint64_t variant() const;
 };
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

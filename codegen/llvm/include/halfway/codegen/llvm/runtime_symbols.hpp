@@ -6,7 +6,7 @@
 
 #include <span>
 
-namespace halfway::codegen {
+namespace halfway::codegen::llvm {
 
 struct RuntimeSymbol {
   const char* name;
@@ -15,4 +15,4 @@ struct RuntimeSymbol {
 
 std::span<const RuntimeSymbol> runtime_symbols();
 
-} // namespace halfway::codegen
+} // namespace halfway::codegen::llvm

@@ -38,7 +38,7 @@ enum class MemoryMode : uint8_t {
 
 struct CpuDeviceOptions {
   // How an accepted single-rounding opt-in is realised (codegen/llvm/options.hpp).
-  codegen::SingleRoundingMode single_rounding = codegen::SingleRoundingMode::Contract;
+  codegen::llvm::SingleRoundingMode single_rounding = codegen::llvm::SingleRoundingMode::Contract;
   // Threads of the pool, the launching thread included; 0: all cores.
   unsigned threads = 0;
   MemoryMode memory = MemoryMode::Guarded;
