@@ -205,11 +205,11 @@ void Lowering::emit_entry(const std::string& name, ::llvm::Function* groups) {
       break;
     case AbiSlot::Error:
       error_record_ = arg;
-      arg->setName("error");
+      arg->setName("error.record");
       break;
     case AbiSlot::Cancel:
       cancel_word_ = arg;
-      arg->setName("cancel");
+      arg->setName("cancel.word");
       break;
     case AbiSlot::Shared:
       fn_->addParamAttr(a, ::llvm::Attribute::NoAlias); // this thread's own
