@@ -265,6 +265,8 @@ Val Lowering::compare(const ir::Expr& e) {
   if (ir::is_float(t)) {
     static constexpr P fp[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OLT,
                                P::FCMP_OLE, P::FCMP_OGT, P::FCMP_OGE};
+    if (t == ir::ScalarType::F16)
+      return {compare_f16(fp[op], a, b)};
     if (t == ir::ScalarType::BF16)
       a = bf16_to_f32(a), b = bf16_to_f32(b);
     return {b_.CreateFCmp(fp[op], a, b)};

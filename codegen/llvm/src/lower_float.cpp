@@ -173,6 +173,44 @@ std::pair<::llvm::Value*, ::llvm::Value*> Lowering::two_sum(::llvm::Value* a, ::
   return from_compute(r, t);
 }
 
+// An ordered or unordered-not-equal compare of two f16 values on their bits. Without
+// AVX512-FP16 the x86 backend scalarises `fcmp <16 x half>` (a vcvtph2ps and a vucomiss per
+// element), and InstCombine turns a compare of the values widened to f32 back into one on half,
+// so the compare is made on integer keys that vectorise: -0 is made +0, then a negative value's
+// magnitude bits are flipped so that signed i16 order is the values' order; a NaN operand makes
+// every predicate false but UNE.
+::llvm::Value* Lowering::compare_f16(::llvm::CmpInst::Predicate p, ::llvm::Value* a,
+                                     ::llvm::Value* b) {
+  using P = ::llvm::CmpInst::Predicate;
+  ::llvm::Value* magnitude = b_.getInt16(0x7fff);
+  auto key = [&](::llvm::Value* v) {
+    ::llvm::Value* bits = bits16(v);
+    ::llvm::Value* zero = b_.CreateICmpEQ(b_.CreateAnd(bits, magnitude), b_.getInt16(0));
+    bits = b_.CreateSelect(zero, b_.getInt16(0), bits);
+    return b_.CreateXor(bits, b_.CreateAnd(b_.CreateAShr(bits, 15), magnitude));
+  };
+  ::llvm::Value* ordered =
+      b_.CreateNot(b_.CreateOr(is_nan(a, ir::ScalarType::F16), is_nan(b, ir::ScalarType::F16)));
+  ::llvm::Value* ka = key(a);
+  ::llvm::Value* kb = key(b);
+  switch (p) {
+  case P::FCMP_OEQ:
+    return b_.CreateAnd(ordered, b_.CreateICmpEQ(ka, kb));
+  case P::FCMP_UNE:
+    return b_.CreateNot(b_.CreateAnd(ordered, b_.CreateICmpEQ(ka, kb)));
+  case P::FCMP_OLT:
+    return b_.CreateAnd(ordered, b_.CreateICmpSLT(ka, kb));
+  case P::FCMP_OLE:
+    return b_.CreateAnd(ordered, b_.CreateICmpSLE(ka, kb));
+  case P::FCMP_OGT:
+    return b_.CreateAnd(ordered, b_.CreateICmpSGT(ka, kb));
+  case P::FCMP_OGE:
+    return b_.CreateAnd(ordered, b_.CreateICmpSGE(ka, kb));
+  default:
+    throw Error(ErrorKind::Internal, "compare_f16: an unexpected predicate");
+  }
+}
+
 // GLSL fract: x - floor(x) rounded once, clamped below 1. For f16 and bf16 the f32 difference
 // is one op of operands exact in the format (floor of such a value is one too): Figueroa.
 ::llvm::Value* Lowering::fract(::llvm::Value* x, ir::ScalarType t) {
@@ -184,7 +222,8 @@ std::pair<::llvm::Value*, ::llvm::Value*> Lowering::two_sum(::llvm::Value* a, ::
     ::llvm::Value* one = ::llvm::ConstantFP::get(b_.getHalfTy(), 1.0);
     ::llvm::Value* below = ::llvm::ConstantFP::get(
         ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEhalf(), ::llvm::APInt(16, 0x3bff)));
-    return b_.CreateSelect(b_.CreateFCmpOEQ(h, one), below, h);
+    // On the bits, as compare_f16 does: no fcmp on half.
+    return b_.CreateSelect(b_.CreateICmpEQ(bits16(h), bits16(one)), below, h);
   }
   case ir::ScalarType::BF16: {
     ::llvm::Value* h = from_compute(d, t);
