@@ -12,6 +12,7 @@
 #include "symbol_names.hpp"
 
 #include <bit>
+#include <cmath>
 
 namespace halfway::codegen::llvm::detail {
 
@@ -54,7 +55,13 @@ Val Lowering::convert(ir::ExprId, const ir::Expr& e) {
                                         ir::RoundingMode r, bool saturate, NanState& out) {
   out = NanState::Clean;
   if (ir::is_fp8(from)) {
-    ::llvm::Value* f = fp8_to_f32(a.v, from);
+    // Widened to f32 or f64, a NaN need not be canonical yet (nan_state.cpp says so too): the
+    // select that makes it so is left to where its bits are observed.
+    const bool lazy = (to == ir::ScalarType::F32 || to == ir::ScalarType::F64) &&
+                      fp8_widening_keeps_nan_sign(from);
+    if (lazy)
+      out = NanState::SignedPayload;
+    ::llvm::Value* f = fp8_to_f32(a.v, from, lazy);
     if (to == ir::ScalarType::F32)
       return f;
     if (to == ir::ScalarType::F64)
@@ -146,6 +153,10 @@ struct Fp8Arith {
   uint32_t nan_above = 0;   // (code & 0x7f) > nan_above: NaN
   uint32_t nan[2] = {0, 0}; // the table's NaN bits, sign clear and set
   bool valid = false;
+  // The formula alone gives every NaN code a NaN of the code's sign, and the table's NaNs are
+  // the canonical +-qNaN: the result is then SignedPayload without the select (e5m2, whose codes
+  // are the top byte of an f16).
+  bool nan_keeps_sign = false;
 };
 
 uint32_t table_f32(ir::ScalarType t, uint8_t code) {
@@ -176,15 +187,33 @@ Fp8Arith fp8_arith(ir::ScalarType t) {
       return a;
   }
   a.valid = true;
+  a.nan_keeps_sign = a.nan[0] == 0x7fc00000u && a.nan[1] == 0xffc00000u;
+  for (uint32_t code = 0; code < 256; ++code) {
+    const uint32_t mag = code & 0x7f, sign = code >> 7;
+    if (mag <= a.nan_above)
+      continue;
+    const auto h = static_cast<uint16_t>((sign << 15) | (mag << a.shift));
+    const float raw = std::bit_cast<float>(num::f16_to_f32(h)) * a.scale;
+    a.nan_keeps_sign = a.nan_keeps_sign && std::isnan(raw) && std::signbit(raw) == (sign != 0);
+  }
   return a;
+}
+
+const Fp8Arith& arith_of(ir::ScalarType t) {
+  static const Fp8Arith e4m3 = fp8_arith(ir::ScalarType::E4M3);
+  static const Fp8Arith e5m2 = fp8_arith(ir::ScalarType::E5M2);
+  return t == ir::ScalarType::E4M3 ? e4m3 : e5m2;
 }
 
 } // namespace
 
-::llvm::Value* Lowering::fp8_to_f32(::llvm::Value* bits, ir::ScalarType t) {
-  static const Fp8Arith e4m3 = fp8_arith(ir::ScalarType::E4M3);
-  static const Fp8Arith e5m2 = fp8_arith(ir::ScalarType::E5M2);
-  const Fp8Arith& a = t == ir::ScalarType::E4M3 ? e4m3 : e5m2;
+bool fp8_widening_keeps_nan_sign(ir::ScalarType t) {
+  const Fp8Arith& a = arith_of(t);
+  return a.valid && a.nan_keeps_sign;
+}
+
+::llvm::Value* Lowering::fp8_to_f32(::llvm::Value* bits, ir::ScalarType t, bool signed_payload) {
+  const Fp8Arith& a = arith_of(t);
   if (a.valid) {
     // LLVM's cost model widens the f16 -> f32 conversion 4 wide: the lane loop gets the f16 hint.
     note_narrows_f16();
@@ -195,6 +224,8 @@ Fp8Arith fp8_arith(ir::ScalarType t) {
     ::llvm::Value* f = b_.CreateFPExt(b_.CreateBitCast(h, b_.getHalfTy()), b_.getFloatTy());
     if (a.scale != 1.0f)
       f = b_.CreateFMul(f, ::llvm::ConstantFP::get(b_.getFloatTy(), a.scale));
+    if (signed_payload && a.nan_keeps_sign)
+      return f; // a NaN here has its code's sign: the interpreter's NaN up to the payload
     auto f32 = [&](uint32_t v) {
       return ::llvm::ConstantFP::get(
           ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEsingle(), ::llvm::APInt(32, v)));

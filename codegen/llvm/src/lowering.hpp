@@ -142,7 +142,9 @@ private:
                               ir::RoundingMode r);
   ::llvm::Value* directed_adjust(::llvm::Value* result, ::llvm::Value* src, ir::ScalarType to,
                                  ir::ScalarType src_type, ir::RoundingMode r);
-  ::llvm::Value* fp8_to_f32(::llvm::Value* bits, ir::ScalarType t);
+  // `signed_payload`: a NaN may keep its payload when it has the code's sign (only where
+  // fp8_widening_keeps_nan_sign holds; the caller then marks the value SignedPayload).
+  ::llvm::Value* fp8_to_f32(::llvm::Value* bits, ir::ScalarType t, bool signed_payload = false);
   ::llvm::Value* call_convert(::llvm::Value* bits64, ir::ScalarType from, ir::ScalarType to,
                               ir::RoundingMode r, bool saturate);
   ::llvm::Value* int_to_float(::llvm::Value* v, ir::ScalarType from, ir::ScalarType to,

@@ -36,7 +36,10 @@ NanState result_nan_state(const ir::Kernel& k, const ir::Expr& e, const NanState
     if (!ir::is_float(from))
       return NanState::NoNan;
     if (ir::is_fp8(from))
-      return NanState::Clean;
+      return (e.type == ir::ScalarType::F32 || e.type == ir::ScalarType::F64) &&
+                     fp8_widening_keeps_nan_sign(from)
+                 ? NanState::SignedPayload
+                 : NanState::Clean;
     if (!ir::widens_exactly(from, e.type))
       return NanState::Clean; // narrowings canonicalise
     return args[0] == NanState::Dirty ? NanState::Dirty : NanState::SignedPayload;

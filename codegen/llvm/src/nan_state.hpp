@@ -36,6 +36,10 @@ inline NanState merge(NanState a, NanState b, bool& agree) {
 // clean; see lower_expr.cpp).
 NanState result_nan_state(const ir::Kernel& k, const ir::Expr& e, const NanState* args);
 
+// Whether widening fp8 format `t` to f32 (lower_convert.cpp) gives a NaN of the code's sign
+// without a select: such a widening to f32 or f64 is SignedPayload rather than Clean.
+bool fp8_widening_keeps_nan_sign(ir::ScalarType t);
+
 // The state of each local: the merge over every value assigned to it (a fixpoint). When the
 // assignments disagree the local is Clean, and each assignment stores canonical bits.
 std::vector<NanState> local_nan_states(const ir::Kernel& k);
