@@ -155,14 +155,11 @@ std::pair<::llvm::Value*, ::llvm::Value*> Lowering::two_sum(::llvm::Value* a, ::
       it, ct == ir::ScalarType::F64 ? 0x7ff0000000000000ULL : 0x7f800000ULL);
   ::llvm::Value* bx = b_.CreateBitCast(x, it);
   ::llvm::Value* by = b_.CreateBitCast(y, it);
-  auto key = [&](::llvm::Value* bits) {
-    return b_.CreateXor(bits, b_.CreateAnd(b_.CreateAShr(bits, n - 1), magnitude));
-  };
   auto nan = [&](::llvm::Value* bits) {
     return b_.CreateICmpUGT(b_.CreateAnd(bits, magnitude), infinity);
   };
-  ::llvm::Value* kx = key(bx);
-  ::llvm::Value* ky = key(by);
+  ::llvm::Value* kx = order_key(bx);
+  ::llvm::Value* ky = order_key(by);
   ::llvm::Value* pick_x = is_max ? b_.CreateICmpSGT(kx, ky) : b_.CreateICmpSLT(kx, ky);
   ::llvm::Value* r = b_.CreateSelect(pick_x, x, y);
   ::llvm::Value* x_nan = nan(bx);
@@ -171,6 +168,15 @@ std::pair<::llvm::Value*, ::llvm::Value*> Lowering::two_sum(::llvm::Value* a, ::
   r = b_.CreateSelect(x_nan, y, r);
   r = b_.CreateSelect(b_.CreateAnd(x_nan, y_nan), quiet_nan(ct), r);
   return from_compute(r, t);
+}
+
+// A float's bit pattern as a signed integer whose order is the values' order (NaNs aside, -0
+// just below +0): a negative value's magnitude bits are flipped.
+::llvm::Value* Lowering::order_key(::llvm::Value* bits) {
+  const unsigned n = bits->getType()->getIntegerBitWidth();
+  ::llvm::Value* magnitude =
+      ::llvm::ConstantInt::get(bits->getType(), ::llvm::APInt::getSignedMaxValue(n));
+  return b_.CreateXor(bits, b_.CreateAnd(b_.CreateAShr(bits, n - 1), magnitude));
 }
 
 // An ordered or unordered-not-equal compare of two f16 values on their bits. Without
@@ -186,8 +192,7 @@ std::pair<::llvm::Value*, ::llvm::Value*> Lowering::two_sum(::llvm::Value* a, ::
   auto key = [&](::llvm::Value* v) {
     ::llvm::Value* bits = bits16(v);
     ::llvm::Value* zero = b_.CreateICmpEQ(b_.CreateAnd(bits, magnitude), b_.getInt16(0));
-    bits = b_.CreateSelect(zero, b_.getInt16(0), bits);
-    return b_.CreateXor(bits, b_.CreateAnd(b_.CreateAShr(bits, 15), magnitude));
+    return order_key(b_.CreateSelect(zero, b_.getInt16(0), bits));
   };
   ::llvm::Value* ordered =
       b_.CreateNot(b_.CreateOr(is_nan(a, ir::ScalarType::F16), is_nan(b, ir::ScalarType::F16)));

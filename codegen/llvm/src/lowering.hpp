@@ -122,6 +122,7 @@ private:
   ::llvm::Value* round_to_odd_f32(::llvm::Value* d);
   ::llvm::Value* round_to_odd_sum(::llvm::Value* s, ::llvm::Value* e);
   std::pair<::llvm::Value*, ::llvm::Value*> two_sum(::llvm::Value* a, ::llvm::Value* b);
+  ::llvm::Value* order_key(::llvm::Value* bits);
   ::llvm::Value* compare_f16(::llvm::CmpInst::Predicate p, ::llvm::Value* a, ::llvm::Value* b);
   ::llvm::Value* min_max(bool is_max, ::llvm::Value* a, ::llvm::Value* b, ir::ScalarType t);
   ::llvm::Value* fract(::llvm::Value* x, ir::ScalarType t);
