@@ -123,12 +123,7 @@ Runner add_reduce(CLI::App& app) {
         relaxed_reason = value.substr(value.find(':') + 1);
       }
     }
-    if (file.kernels().size() > 1 && o->choice.kernel.empty()) {
-      ErrorContext c;
-      c.file = o->choice.file;
-      throw Error(ErrorKind::Usage, "the file holds several kernels: name one with --kernel", c);
-    }
-    auto kernel = o->choice.kernel.empty() ? file.verify(size_t{0}) : file.verify(o->choice.kernel);
+    auto kernel = o->choice.load(file);
     ErrorContext ctx;
     ctx.kernel = kernel.name();
     ctx.file = o->choice.file;

@@ -302,6 +302,8 @@ ir::VerifiedKernel KernelChoice::load(const text::KernelFile& f) const {
       names += (names.empty() ? "" : ", ") + n;
     ErrorContext c;
     c.file = file;
+    if (names.empty())
+      throw Error(ErrorKind::Usage, "the file holds no kernel", c);
     throw Error(ErrorKind::Usage,
                 "the file holds several kernels (" + names + "); pick one with --kernel", c);
   }
