@@ -291,6 +291,9 @@ TEST_F(CliReport, SweepEveryNarrowInputExampleOnEveryDevice) {
       {example("gemv_fp8_e4m3"), "--arg cols=4", "y (f32[256])", 256},
       {example("gemv_fp8_e5m2"), "--arg cols=4", "y (f32[256])", 256},
       {file("scale_f16.hk", kScaleF16), "", "y (f16[65536])", 65536},
+      // f16 arithmetic, NaN fix-ups and a clamp (min/max on the f16 bits, handed to the add in
+      // f32 on the CPU device): every pattern, signalling NaNs included.
+      {example("act_f16"), "", "o (f16[65536])", 65536},
   };
   for (const Case& c : cases) {
     for (const char* device : {"interp", "cpu", "vulkan"}) {

@@ -29,10 +29,8 @@ namespace halfway::codegen::llvm::detail {
 // than the F16C baseline for two of them per element), while the integer test stays one vector
 // compare. bf16 values are i16 already.
 ::llvm::Value* Lowering::is_nan(::llvm::Value* v, ir::ScalarType t) {
-  if (t == ir::ScalarType::BF16)
-    return b_.CreateICmpUGT(b_.CreateAnd(v, b_.getInt16(0x7fff)), b_.getInt16(0x7f80));
-  if (t == ir::ScalarType::F16)
-    return b_.CreateICmpUGT(b_.CreateAnd(bits16(v), b_.getInt16(0x7fff)), b_.getInt16(0x7c00));
+  if (t == ir::ScalarType::BF16 || t == ir::ScalarType::F16)
+    return is_nan_bits(bits16(v), t);
   return b_.CreateFCmpUNO(v, v);
 }
 
@@ -80,8 +78,11 @@ namespace halfway::codegen::llvm::detail {
 }
 
 ::llvm::Value* Lowering::to_compute(::llvm::Value* v, ir::ScalarType t) {
-  if (t == ir::ScalarType::F16)
+  if (t == ir::ScalarType::F16) {
+    if (auto it = widened_.find(v); it != widened_.end() && it->second)
+      return it->second;
     return b_.CreateFPExt(v, b_.getFloatTy());
+  }
   if (t == ir::ScalarType::BF16)
     return bf16_to_f32(v);
   return v;
@@ -143,31 +144,71 @@ std::pair<::llvm::Value*, ::llvm::Value*> Lowering::two_sum(::llvm::Value* a, ::
 // "LLVM 19: min/max of fabs"). The key b ^ ((b >>s (n-1)) & 0x7f..f) orders non-NaN floats as
 // signed integers in their total order, -0 below +0, and equal keys mean equal bits, so one
 // signed compare picks the operand; integer compares and selects vectorise like fcmp ones.
+// f16 and bf16 are decided on their own 16 bits and select the operands themselves: widening
+// keeps order and NaN-ness, and the result is an operand, so nothing needs a conversion (a
+// clamp in f16 cost a vcvtps2ph and a vcvtph2ps per element through f32).
 ::llvm::Value* Lowering::min_max(bool is_max, ::llvm::Value* a, ::llvm::Value* b,
                                  ir::ScalarType t) {
-  ir::ScalarType ct = (t == ir::ScalarType::F64) ? t : ir::ScalarType::F32;
-  ::llvm::Value* x = to_compute(a, t);
-  ::llvm::Value* y = to_compute(b, t);
-  ::llvm::Type* it = bits_type(ct);
-  unsigned n = it->getIntegerBitWidth();
-  ::llvm::Value* magnitude = ::llvm::ConstantInt::get(it, ::llvm::APInt::getSignedMaxValue(n));
-  ::llvm::Value* infinity = ::llvm::ConstantInt::get(
-      it, ct == ir::ScalarType::F64 ? 0x7ff0000000000000ULL : 0x7f800000ULL);
+  const bool narrow = t == ir::ScalarType::F16 || t == ir::ScalarType::BF16;
+  ir::ScalarType kt = narrow || t == ir::ScalarType::F64 ? t : ir::ScalarType::F32;
+  ::llvm::Type* it = bits_type(kt);
+  ::llvm::Value* x = narrow ? a : to_compute(a, t);
+  ::llvm::Value* y = narrow ? b : to_compute(b, t);
   ::llvm::Value* bx = b_.CreateBitCast(x, it);
   ::llvm::Value* by = b_.CreateBitCast(y, it);
-  auto nan = [&](::llvm::Value* bits) {
-    return b_.CreateICmpUGT(b_.CreateAnd(bits, magnitude), infinity);
+  // Against a constant with the sign bit clear (a clamp's 0 and 1) an operand needs no key: its
+  // key and its bits read as a signed integer are both negative when its sign is set, and equal
+  // when it is clear, so they compare alike with the constant (whose key is itself).
+  auto sign_clear = [](::llvm::Value* bits) {
+    auto* c = ::llvm::dyn_cast<::llvm::ConstantInt>(bits);
+    return c != nullptr && !c->isNegative();
   };
-  ::llvm::Value* kx = order_key(bx);
-  ::llvm::Value* ky = order_key(by);
+  ::llvm::Value* kx = sign_clear(by) ? bx : order_key(bx);
+  ::llvm::Value* ky = sign_clear(bx) ? by : order_key(by);
   ::llvm::Value* pick_x = is_max ? b_.CreateICmpSGT(kx, ky) : b_.CreateICmpSLT(kx, ky);
+  ::llvm::Value* x_nan = is_nan_bits(bx, kt);
+  ::llvm::Value* y_nan = is_nan_bits(by, kt);
+  if (narrow) {
+    // Selected as integers: a scalar select, fabs or fneg on `half` is widened through f32 by
+    // the x86 backend without AVX512-FP16, which quiets a signalling NaN (docs/measured.md).
+    ::llvm::Value* r = b_.CreateSelect(pick_x, bx, by);
+    r = b_.CreateSelect(y_nan, bx, r);
+    r = b_.CreateSelect(x_nan, by, r);
+    ::llvm::Value* both_nan = b_.CreateAnd(x_nan, y_nan);
+    r = b_.CreateSelect(both_nan, bits16(quiet_nan(t)), r);
+    ::llvm::Value* h = from_bits16(r, t);
+    if (t == ir::ScalarType::F16 && ::llvm::isa<::llvm::Instruction>(h)) {
+      // The same choice among the operands widened to f32, for a consumer that computes in f32
+      // (a clamp feeding an add): bit for bit the widened result, since a NaN operand is never
+      // chosen, and it saves a vcvtph2ps, which bounds act<f16>'s loop on Zen 4. Unused, it is
+      // dead code.
+      ::llvm::Value* wx = to_compute(a, t);
+      ::llvm::Value* wy = to_compute(b, t);
+      ::llvm::Value* w = b_.CreateSelect(pick_x, wx, wy);
+      w = b_.CreateSelect(y_nan, wx, w);
+      w = b_.CreateSelect(x_nan, wy, w);
+      widened_[h] = b_.CreateSelect(both_nan, quiet_nan(ir::ScalarType::F32), w);
+    }
+    return h;
+  }
   ::llvm::Value* r = b_.CreateSelect(pick_x, x, y);
-  ::llvm::Value* x_nan = nan(bx);
-  ::llvm::Value* y_nan = nan(by);
   r = b_.CreateSelect(y_nan, x, r);
   r = b_.CreateSelect(x_nan, y, r);
-  r = b_.CreateSelect(b_.CreateAnd(x_nan, y_nan), quiet_nan(ct), r);
+  r = b_.CreateSelect(b_.CreateAnd(x_nan, y_nan), quiet_nan(kt), r);
   return from_compute(r, t);
+}
+
+// A float's bits are a NaN: the magnitude is above infinity's.
+::llvm::Value* Lowering::is_nan_bits(::llvm::Value* bits, ir::ScalarType t) {
+  const unsigned n = bits->getType()->getIntegerBitWidth();
+  ::llvm::Value* magnitude =
+      ::llvm::ConstantInt::get(bits->getType(), ::llvm::APInt::getSignedMaxValue(n));
+  const uint64_t infinity = t == ir::ScalarType::F64   ? 0x7ff0000000000000ULL
+                            : t == ir::ScalarType::F32 ? 0x7f800000ULL
+                            : t == ir::ScalarType::F16 ? 0x7c00ULL
+                                                       : 0x7f80ULL; // bf16
+  return b_.CreateICmpUGT(b_.CreateAnd(bits, magnitude),
+                          ::llvm::ConstantInt::get(bits->getType(), infinity));
 }
 
 // A float's bit pattern as a signed integer whose order is the values' order (NaNs aside, -0

@@ -13,6 +13,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/ValueMap.h>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -123,6 +124,7 @@ private:
   ::llvm::Value* round_to_odd_sum(::llvm::Value* s, ::llvm::Value* e);
   std::pair<::llvm::Value*, ::llvm::Value*> two_sum(::llvm::Value* a, ::llvm::Value* b);
   ::llvm::Value* order_key(::llvm::Value* bits);
+  ::llvm::Value* is_nan_bits(::llvm::Value* bits, ir::ScalarType t);
   ::llvm::Value* compare_f16(::llvm::CmpInst::Predicate p, ::llvm::Value* a, ::llvm::Value* b);
   ::llvm::Value* min_max(bool is_max, ::llvm::Value* a, ::llvm::Value* b, ir::ScalarType t);
   ::llvm::Value* fract(::llvm::Value* x, ir::ScalarType t);
@@ -271,6 +273,9 @@ private:
   }
   std::vector<FlagScope> flag_scopes_;
   std::unordered_map<ir::ExprId, Val> cache_; // per statement, only without flag scopes
+  // f16 results (instructions) whose value widened to f32 is already computed, bit for bit the
+  // same as their fpext: to_compute returns it instead of converting again (min_max).
+  ::llvm::ValueMap<const ::llvm::Value*, ::llvm::WeakVH> widened_;
   // A let or assignment of a local no one observes loads volatile (LoweringPlan::observable).
   bool probe_loads_ = false;
 };
