@@ -25,7 +25,10 @@
 // relative. Horner's rounding errors in double, with every term after the first two below
 // 0.00542^2, add at most 1.04u; T[j] is correctly rounded (u); the product T[j] * P(r) is one
 // more rounding (u); the power of two is exact (the result is a normal double). In all the
-// relative error of y is below 3.4u < 2^-51.
+// relative error of y is below 3.4u < 2^-51. The JIT fuses each Horner step into one
+// multiply-add where the host has FMA: one rounding in place of two per step can only lower the
+// error, so the bound holds for both evaluations; and it scales T[j] by the power of two before
+// multiplying by P(r), which is the same single rounding of the product.
 //
 // Rounding test: with lo = y - y * 2^-49 and hi = y + y * 2^-49 (y * 2^-49 is exact; each sum's
 // rounding moves it by at most u y, so [lo, hi] still contains [y (1 - 2^-50), y (1 + 2^-50)],
