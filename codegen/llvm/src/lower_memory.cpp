@@ -210,8 +210,10 @@ bool Lowering::by_element(const ir::Kernel& k, ir::Space space, uint32_t ref) {
   }
   ::llvm::Value* base =
       b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), shared_base_, plan_.private_offset[ref]);
-  ::llvm::Value* at =
-      b_.CreateAdd(b_.CreateMul(linear, i64(plan_.lanes)), b_.CreateZExt(lane_, b_.getInt64Ty()));
+  ::llvm::Value* lane = b_.CreateZExt(lane_, b_.getInt64Ty());
+  ::llvm::Value* at = plan_.private_lane_major[ref]
+                          ? b_.CreateAdd(b_.CreateMul(lane, i64(a.size)), linear)
+                          : b_.CreateAdd(b_.CreateMul(linear, i64(plan_.lanes)), lane);
   return b_.CreateInBoundsGEP(value_type(t), base, at);
 }
 

@@ -26,6 +26,63 @@ std::vector<NanState> node_nan_states(const ir::Kernel& k, const std::vector<Nan
   return out;
 }
 
+// Whether expression `id` reads local `local` anywhere in its tree.
+bool reads_local(const ir::Kernel& k, ir::ExprId id, uint32_t local) {
+  const ir::Expr& e = k.expr(id);
+  if (e.op == ir::Op::LocalGet)
+    return e.ref == local;
+  for (int i = 0; i < e.nargs; ++i)
+    if (reads_local(k, e.args[i], local))
+      return true;
+  return false;
+}
+
+// Per private array: lane-major when every access is inside a loop and some access indexes by the
+// variable of its innermost loop (LoweringPlan::private_lane_major).
+std::vector<bool> private_lane_major(const ir::Kernel& k) {
+  const size_t n = k.privates.size();
+  std::vector<bool> outside_loop(n, false), by_loop_var(n, false);
+  std::vector<uint32_t> loops; // enclosing loops' variables, innermost last (kNone: a while)
+  auto access = [&](uint32_t ref, std::initializer_list<ir::ExprId> indices) {
+    if (loops.empty()) {
+      outside_loop[ref] = true;
+      return;
+    }
+    for (ir::ExprId i : indices)
+      if (i != ir::kNone && loops.back() != ir::kNone && reads_local(k, i, loops.back()))
+        by_loop_var[ref] = true;
+  };
+  auto loads = [&](auto& self, ir::ExprId id) -> void {
+    const ir::Expr& e = k.expr(id);
+    if (e.op == ir::Op::Load && e.space == ir::Space::Private)
+      access(e.ref, {e.args[0], e.args[1], e.args[2]});
+    for (int i = 0; i < e.nargs; ++i)
+      self(self, e.args[i]);
+  };
+  auto walk = [&](auto& self, const ir::Body& body) -> void {
+    for (const ir::Stmt& s : body) {
+      for (ir::ExprId root : ir::stmt_exprs(s))
+        loads(loads, root);
+      if (s.kind == ir::StmtKind::Store && s.space == ir::Space::Private) {
+        const auto idx = ir::store_indices(s);
+        access(s.mem, {idx[0], idx[1], idx[2]});
+      }
+      const bool loop = s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::While;
+      if (loop)
+        loops.push_back(s.kind == ir::StmtKind::For ? s.local : ir::kNone);
+      self(self, s.body);
+      self(self, s.else_body);
+      if (loop)
+        loops.pop_back();
+    }
+  };
+  walk(walk, k.body);
+  std::vector<bool> out(n);
+  for (size_t a = 0; a < n; ++a)
+    out[a] = !outside_loop[a] && by_loop_var[a];
+  return out;
+}
+
 } // namespace
 
 LoweringPlan::LoweringPlan(const ir::Kernel& k, const policy::Budget& budget,
@@ -33,7 +90,7 @@ LoweringPlan::LoweringPlan(const ir::Kernel& k, const policy::Budget& budget,
     : storage(plan_storage(k)), precision(plan_precision(k, budget, options.single_rounding)),
       abi(groups_abi(k)), local_nan(local_nan_states(k)), node_nan(node_nan_states(k, local_nan)),
       observable(observable_locals(k)), address_uniformity(k, ir::LoadLevel::Address),
-      lanes(k.workgroup_lanes()) {
+      lanes(k.workgroup_lanes()), private_lane_major(detail::private_lane_major(k)) {
   const std::vector<Part>& parts = storage.parts;
   flat = parts.size() == 1 && parts[0].kind == Part::Kind::Lanes && k.shared.empty() &&
          k.privates.empty() && k.workgroup[1] == 1 && k.workgroup[2] == 1;

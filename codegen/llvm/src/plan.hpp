@@ -30,11 +30,16 @@ struct LoweringPlan {
   // lane_loop_metadata's "LLVM 19: uniform predicated division".
   ir::UniformityAnalysis address_uniformity;
   uint32_t lanes = 1; // lanes per workgroup
-  // The per-thread scratch: shared arrays, then private arrays element-major (element i of lane
-  // l at private_offset[a] + (i * lanes + l) * bytes, so that a lane loop reading acc[i] reads
-  // consecutive addresses and vectorises), each 64-byte aligned. It is zeroed per workgroup,
-  // which is the start of each of its lanes.
+  // The per-thread scratch: shared arrays, then private arrays, each 64-byte aligned. It is
+  // zeroed per workgroup, which is the start of each of its lanes. A private array is
+  // element-major (element i of lane l at private_offset[a] + (i * lanes + l) * bytes), so that
+  // a lane loop reading acc[i] reads consecutive addresses and vectorises across lanes; or, when
+  // private_lane_major[a], lane-major (at private_offset[a] + (l * size + i) * bytes): every
+  // access is inside a loop and some access indexes by its innermost loop's variable, so it is a
+  // lane's own loop over the array that the vectoriser widens (attention's `acc[t] = acc[t] *
+  // corr + p * v[..]`, gathers and scatters element-major). Only addresses differ.
   std::vector<uint64_t> shared_offset, private_offset;
+  std::vector<bool> private_lane_major;
   uint64_t scratch_bytes = 0;
   // Flat mode: a kernel that is one Lanes part, 1-D workgroups, no shared or private memory runs
   // each row of workgroups as one loop over t = group_x * X + lane, so the vectoriser sees one
