@@ -379,6 +379,49 @@ TEST(CpuSafety, TimeoutEndsAnInfiniteLoop) {
   EXPECT_LT(s, 3.0);
 }
 
+// Short for loops of constant bounds have no cancel poll of their own (lower_stmt.cpp,
+// bounded_without_poll): the loop around them still polls. A for loop whose increment wraps
+// before it reaches its end never ends, and keeps its poll.
+TEST(CpuSafety, TimeoutEndsLoopsAroundAndThroughUnpolledForLoops) {
+  policy::Registry registry;
+  rt::CpuDevice cpu(&registry);
+  const char* kernels[] = {
+      R"(kernel around workgroup(1, 1, 1) {
+  param y: buffer<u32, read_write>;
+  while true {
+    for j: u32 = 0:u32 to 4096:u32 step 1:u32 {
+      y[0:u32] = add(y[0:u32], j);
+    }
+  }
+})",
+      R"(kernel wraps workgroup(1, 1, 1) {
+  param y: buffer<u32, read_write>;
+  for j: u32 = 0:u32 to 4294967295:u32 step 2:u32 {
+    y[0:u32] = add(y[0:u32], 1:u32);
+  }
+})",
+      R"(kernel wraps_signed workgroup(1, 1, 1) {
+  param y: buffer<i32, read_write>;
+  for j: i32 = 0:i32 to 2147483647:i32 step 4:i32 {
+    y[0:u32] = add(y[0:u32], 1:i32);
+  }
+})"};
+  for (const char* text : kernels) {
+    ir::VerifiedKernel k = parse(text);
+    SCOPED_TRACE(k.name());
+    Launch in(k.kernel(), rt::Grid{});
+    const ScalarType t = k.kernel().params[0].type;
+    in.buffer(k.kernel(), "y") = make_buffer(t, std::vector<uint32_t>{7, 8});
+    auto start = std::chrono::steady_clock::now();
+    std::optional<Error> e =
+        failing_launch(cpu, k, in, {.timeout = std::chrono::milliseconds(300)}, k.name());
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(e.has_value());
+    EXPECT_EQ(e->kind(), ErrorKind::Timeout) << e->what();
+    EXPECT_LT(s, 2.0);
+  }
+}
+
 TEST(CpuSafety, CancelEndsAnInfiniteLoopWithBarriers) {
   policy::Registry registry;
   rt::CpuDevice cpu(&registry, {.threads = 2});
