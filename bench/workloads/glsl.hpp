@@ -149,8 +149,8 @@ void main() {
 }
 )";
 
-// examples/attention.hpp: one lane per (head, query), head_dim 64, online softmax. `lanes` is
-// len(o) / 64.
+// examples/attention.hpp: one lane per (head, query), head_dim 64, online softmax started from
+// the first key. `lanes` is len(o) / 64.
 inline constexpr const char* kAttention = R"(#version 450
 #extension GL_EXT_control_flow_attributes : require
 layout(local_size_x = 64) in;
@@ -164,12 +164,17 @@ void main() {
   if (group >= p.total_groups) return;
   uint lane = group * 64u + gl_LocalInvocationID.x;
   if (lane >= p.lanes) return;
-  uint head = lane / max(p.seq, 1u), qbase = lane * 64u, kv0 = head * p.seq * 64u;
-  float m = uintBitsToFloat(0xff800000u);
-  precise float l = 0.0;
+  if (p.seq == 0u) return;
+  uint head = lane / p.seq, qbase = lane * 64u, kv0 = head * p.seq * 64u;
+  // The first key sets m, l = 1 and acc = its values, as the kernel does (exp(-inf) has no
+  // documented bound on Vulkan, so a start from m = -inf would differ on a real driver).
+  precise float dot0 = 0.0;
+  for (uint d = 0u; d < 64u; ++d) dot0 = dot0 + q[qbase + d] * k[kv0 + d];
+  precise float m = dot0 * p.scale;
+  precise float l = 1.0;
   precise float acc[64];
-  [[unroll]] for (uint d = 0u; d < 64u; ++d) acc[d] = 0.0;
-  for (uint j = 0u; j < p.seq; ++j) {
+  [[unroll]] for (uint d = 0u; d < 64u; ++d) acc[d] = v[kv0 + d];
+  for (uint j = 1u; j < p.seq; ++j) {
     uint kbase = kv0 + j * 64u;
     precise float dot = 0.0;
     for (uint d = 0u; d < 64u; ++d) dot = dot + q[qbase + d] * k[kbase + d];
