@@ -499,8 +499,8 @@ private:
     const uint32_t vk_seq = c_.quick ? seq : 256;
     Launch lv{l.kernel, l.grid, l.args, l.out};
     lv.args[4] = rt::Arg::u32(vk_seq);
-    glsl_row(name, std::to_string(lanes / vk_seq) + " heads x " + std::to_string(vk_seq) +
-                 " tokens x 64",
+    glsl_row(name,
+             std::to_string(lanes / vk_seq) + " heads x " + std::to_string(vk_seq) + " tokens x 64",
              lv, workloads::kAttention, lanes, {vk_seq, std::bit_cast<uint32_t>(scale), lanes});
 #endif
   }
