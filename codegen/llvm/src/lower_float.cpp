@@ -1,6 +1,7 @@
 // Float helpers: types, NaN canonicalisation, f16/bf16 through f32, round-to-odd, min/max,
 // fract and the exact fma of the 16-bit formats. All of it is integer and IEEE arithmetic that
 // vectorises: no calls, no fences.
+#include "halfway/ir/format.hpp"
 #include "lowering.hpp"
 
 namespace halfway::codegen::llvm::detail {
@@ -198,17 +199,14 @@ std::pair<::llvm::Value*, ::llvm::Value*> Lowering::two_sum(::llvm::Value* a, ::
   return from_compute(r, t);
 }
 
-// A float's bits are a NaN: the magnitude is above infinity's.
+// A float's bits are a NaN: the magnitude is above infinity's (f16, bf16, f32, f64).
 ::llvm::Value* Lowering::is_nan_bits(::llvm::Value* bits, ir::ScalarType t) {
   const unsigned n = bits->getType()->getIntegerBitWidth();
   ::llvm::Value* magnitude =
       ::llvm::ConstantInt::get(bits->getType(), ::llvm::APInt::getSignedMaxValue(n));
-  const uint64_t infinity = t == ir::ScalarType::F64   ? 0x7ff0000000000000ULL
-                            : t == ir::ScalarType::F32 ? 0x7f800000ULL
-                            : t == ir::ScalarType::F16 ? 0x7c00ULL
-                                                       : 0x7f80ULL; // bf16
-  return b_.CreateICmpUGT(b_.CreateAnd(bits, magnitude),
-                          ::llvm::ConstantInt::get(bits->getType(), infinity));
+  return b_.CreateICmpUGT(
+      b_.CreateAnd(bits, magnitude),
+      ::llvm::ConstantInt::get(bits->getType(), num::info(ir::format_of(t)).inf_bits));
 }
 
 // A float's bit pattern as a signed integer whose order is the values' order (NaNs aside, -0

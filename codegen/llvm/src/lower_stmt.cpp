@@ -1,4 +1,5 @@
 // Statements inside a Lanes part: ordinary scalar code for one lane, divergence included.
+#include "halfway/ir/bits.hpp"
 #include "lowering.hpp"
 
 #include <cstdint>
@@ -149,18 +150,13 @@ namespace {
 // The most iterations a for loop may run without a cancel poll of its own.
 constexpr uint64_t kUnpolledTrips = 4096;
 
-// A constant of an integer type as a signed 64-bit value (u64 constants above 2^63 excluded).
+// A constant of an integer type of at most 32 bits as a signed 64-bit value (exact).
 std::optional<int64_t> integer_constant(const ir::Kernel& k, ir::ExprId id) {
   const ir::Expr& e = k.expr(id);
+  if (e.op != ir::Op::Const)
+    return std::nullopt;
   const ir::TypeInfo& t = ir::info(e.type);
-  if (e.op != ir::Op::Const || t.is_float || t.bits > 64)
-    return std::nullopt;
-  if (t.is_signed)
-    return t.bits == 64 ? static_cast<int64_t>(e.imm)
-                        : static_cast<int64_t>(e.imm << (64 - t.bits)) >> (64 - t.bits);
-  if (e.imm > static_cast<uint64_t>(INT64_MAX))
-    return std::nullopt;
-  return static_cast<int64_t>(e.imm);
+  return t.is_signed ? ir::sign_extend(e.imm, t.bits) : static_cast<int64_t>(e.imm);
 }
 
 // A for loop that needs no cancel poll of its own: constant start, end and step, at most
@@ -171,9 +167,11 @@ std::optional<int64_t> integer_constant(const ir::Kernel& k, ir::ExprId id) {
 // runs cancellable launches).
 bool bounded_without_poll(const ir::Kernel& k, const ir::Stmt& s) {
   const ir::TypeInfo& t = ir::info(k.locals[s.local].type);
+  if (t.is_float || t.bits > 32) // the bounds and step have the variable's type
+    return false;
   const std::optional<int64_t> a = integer_constant(k, s.a), b = integer_constant(k, s.b),
                                c = integer_constant(k, s.c);
-  if (t.is_float || t.bits > 32 || !a || !b || !c || *c <= 0)
+  if (!a || !b || !c || *c <= 0)
     return false;
   // 32 bits or fewer: these sums are exact in 64.
   const int64_t max = t.is_signed ? (int64_t{1} << (t.bits - 1)) - 1 : (int64_t{1} << t.bits) - 1;

@@ -26,41 +26,54 @@ std::vector<NanState> node_nan_states(const ir::Kernel& k, const std::vector<Nan
   return out;
 }
 
-// Whether expression `id` reads local `local` anywhere in its tree.
-bool reads_local(const ir::Kernel& k, ir::ExprId id, uint32_t local) {
-  const ir::Expr& e = k.expr(id);
-  if (e.op == ir::Op::LocalGet)
-    return e.ref == local;
-  for (int i = 0; i < e.nargs; ++i)
-    if (reads_local(k, e.args[i], local))
-      return true;
-  return false;
-}
-
 // Per private array: lane-major when every access is inside a loop and some access indexes by the
 // variable of its innermost loop (LoweringPlan::private_lane_major).
 std::vector<bool> private_lane_major(const ir::Kernel& k) {
   const size_t n = k.privates.size();
   std::vector<bool> outside_loop(n, false), by_loop_var(n, false);
   std::vector<uint32_t> loops; // enclosing loops' variables, innermost last (kNone: a while)
+  // Expressions may share nodes (specs/ir.md): each walk visits a node once, marked with the
+  // walk's number.
+  std::vector<uint32_t> seen(k.exprs.size(), 0), seen_by_read(k.exprs.size(), 0);
+  uint32_t walk = 0, read = 0;
+  auto reads = [&](auto& self, ir::ExprId id, uint32_t local) -> bool {
+    if (seen_by_read[id] == read)
+      return false;
+    seen_by_read[id] = read;
+    const ir::Expr& e = k.expr(id);
+    if (e.op == ir::Op::LocalGet)
+      return e.ref == local;
+    for (int i = 0; i < e.nargs; ++i)
+      if (self(self, e.args[i], local))
+        return true;
+    return false;
+  };
   auto access = [&](uint32_t ref, std::initializer_list<ir::ExprId> indices) {
     if (loops.empty()) {
       outside_loop[ref] = true;
       return;
     }
-    for (ir::ExprId i : indices)
-      if (i != ir::kNone && loops.back() != ir::kNone && reads_local(k, i, loops.back()))
+    for (ir::ExprId i : indices) {
+      if (i == ir::kNone || loops.back() == ir::kNone)
+        continue;
+      ++read;
+      if (reads(reads, i, loops.back()))
         by_loop_var[ref] = true;
+    }
   };
   auto loads = [&](auto& self, ir::ExprId id) -> void {
+    if (seen[id] == walk)
+      return;
+    seen[id] = walk;
     const ir::Expr& e = k.expr(id);
     if (e.op == ir::Op::Load && e.space == ir::Space::Private)
       access(e.ref, {e.args[0], e.args[1], e.args[2]});
     for (int i = 0; i < e.nargs; ++i)
       self(self, e.args[i]);
   };
-  auto walk = [&](auto& self, const ir::Body& body) -> void {
+  auto statements = [&](auto& self, const ir::Body& body) -> void {
     for (const ir::Stmt& s : body) {
+      ++walk;
       for (ir::ExprId root : ir::stmt_exprs(s))
         loads(loads, root);
       if (s.kind == ir::StmtKind::Store && s.space == ir::Space::Private) {
@@ -76,7 +89,7 @@ std::vector<bool> private_lane_major(const ir::Kernel& k) {
         loops.pop_back();
     }
   };
-  walk(walk, k.body);
+  statements(statements, k.body);
   std::vector<bool> out(n);
   for (size_t a = 0; a < n; ++a)
     out[a] = !outside_loop[a] && by_loop_var[a];
