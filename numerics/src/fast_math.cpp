@@ -21,6 +21,9 @@ std::array<double, kTableSize> make_table() {
     t[static_cast<size_t>(j)] = mpfr_get_d(v, MPFR_RNDN); // the one rounding to double
   }
   mpfr_clear(v);
+  // mpfr_exp2 caches log 2 per thread. The first caller may be a worker thread that exits
+  // without running eval_mpfr's thread_local clean-up, and its cache would then be lost.
+  mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
   return t;
 }
 
