@@ -8,6 +8,7 @@
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/float_controls.hpp"
+#include "halfway/numerics/nearest.hpp"
 #include "slots.hpp"
 
 #include <bit>
@@ -146,25 +147,100 @@ double exact_leaf(Exec& x, const ExactSite& s, uint32_t reg, uint32_t lane) {
 namespace {
 
 // ---- values: the error-free path ---------------------------------------------------------------
+//
+// Every lane of a batch evaluates the site independently, so the path runs over the batch in
+// arrays (Exec::site_lanes) and without branches on the data: on tie-stressing inputs whether a
+// sum is exact, or a last bit odd, is a coin toss, and a mispredicted branch per decision cost more
+// than the arithmetic.
 
-// hi + lo (|lo| <= ulp(hi) / 2) rounded to odd: the last bit of hi is forced to 1 when lo != 0.
-double round_to_odd(double hi, double lo) {
-  if (lo == 0 || !std::isfinite(hi))
-    return hi;
-  uint64_t bits = std::bit_cast<uint64_t>(hi);
-  if (bits & 1)
-    return hi;
-  // Step one ulp towards lo: up in magnitude when lo has hi's sign (hi != 0 when lo != 0).
-  bits = (std::signbit(lo) == std::signbit(hi)) ? bits + 1 : bits - 1;
-  return std::bit_cast<double>(bits);
+// hi + lo (|lo| <= ulp(hi) / 2) rounded to odd: the last bit of hi is forced to 1 when lo != 0
+// (a step of one ulp towards lo from an even hi). hi itself when it is not finite.
+inline double round_to_odd(double hi, double lo) {
+  const uint64_t bits = std::bit_cast<uint64_t>(hi);
+  const bool step = (lo != 0) & std::isfinite(hi) & ((bits & 1) == 0);
+  // Up in magnitude when lo has hi's sign (hi != 0 when lo != 0), else down.
+  const uint64_t toward = std::signbit(lo) == std::signbit(hi) ? 1 : ~uint64_t{0};
+  return std::bit_cast<double>(bits + (step ? toward : 0));
 }
 
-ExactValue from_pair(double hi, double lo, double products) {
-  if (std::isnan(hi))
-    return {kNan, 0, kNan, products};
-  if (!std::isfinite(hi))
-    lo = 0;
-  return {hi, lo, round_to_odd(hi, lo), products};
+// The exact sum of two doubles rounded to odd (NaN for inf - inf): TwoSum (Knuth), whose error
+// term is exact when the sum is finite.
+inline double odd_sum(double a, double b) {
+  const double sum = a + b;
+  const double bb = sum - a;
+  const double err = (a - (sum - bb)) + (b - bb);
+  return round_to_odd(sum, err);
+}
+
+// A double rounded to nearest-even into the source type, flushed where the controls flush it.
+template <bool Plain>
+inline double round_source(const ExactSite& s, double v, const num::FloatControls& c) {
+  if constexpr (Plain) // nearest-even under the workers' MXCSR; a NaN's payload is dropped later
+    return static_cast<double>(static_cast<float>(v));
+  else
+    return num::to_double(s.from, num::apply_flush(s.from, num::from_double(s.from, v), c));
+}
+
+// The site's terms as the lane loop reads them: leaf registers (f32 values when Plain, else the
+// leaves' exact values, gathered into Exec::site_lanes first) and what each model does with the
+// term's product.
+template <bool Plain> struct TermLanes {
+  using Leaf = std::conditional_t<Plain, const float*, const double*>;
+  Leaf a = nullptr, b = nullptr; // b null: the term is the leaf a
+  bool negative = false;
+  bool f32_exact = false; // FusedF32 keeps the product exact (an fma's, or the contracted one)
+  bool mul_exact = false; // FusedMul keeps it exact (an fma's)
+};
+
+// Where the batch's values go: the exact value hi + lo and its rounding to odd, the sum of
+// |products|, and with the models the FusedF32 value (rounded into the source type) and the
+// FusedMul value (rounded to odd), each indexed by lane.
+struct SiteLanes {
+  double *hi, *lo, *odd, *products, *fused_f32, *fused_mul;
+};
+
+template <bool Plain, size_t N>
+void exact_lanes(const ExactSite& s, const std::array<TermLanes<Plain>, N>& t, uint32_t width,
+                 bool models, const num::FloatControls& c, const SiteLanes& out) {
+  for (uint32_t lane = 0; lane < width; ++lane) {
+    double exact[N], f32[N], mul[N];
+    double products = 0;
+    for (size_t k = 0; k < N; ++k) {
+      double v = static_cast<double>(t[k].a[lane]);
+      double v32 = v, vmul = v;
+      if (t[k].b) {
+        v *= static_cast<double>(t[k].b[lane]); // exact: at most 48 significant bits
+        products += std::fabs(v);
+        if (models) {
+          const double rounded = round_source<Plain>(s, v, c);
+          v32 = t[k].f32_exact ? v : rounded;
+          vmul = t[k].mul_exact ? v : rounded;
+        }
+      }
+      exact[k] = t[k].negative ? -v : v;
+      f32[k] = t[k].negative ? -v32 : v32;
+      mul[k] = t[k].negative ? -vmul : vmul;
+    }
+    double hi = exact[0], lo = 0, f32_sum = f32[0], mul_sum = mul[0];
+    if constexpr (N == 2) {
+      hi = exact[0] + exact[1]; // TwoSum (Knuth): exact[0] + exact[1] == hi + lo exactly
+      const double bb = hi - exact[0];
+      lo = (exact[0] - (hi - bb)) + (exact[1] - bb);
+      f32_sum = odd_sum(f32[0], f32[1]);
+      mul_sum = odd_sum(mul[0], mul[1]);
+    }
+    const bool nan = std::isnan(hi); // inf - inf, 0 * inf, a NaN leaf: the models agree on NaN
+    hi = nan ? kNan : hi;
+    lo = std::isfinite(hi) ? lo : 0;
+    out.hi[lane] = hi;
+    out.lo[lane] = lo;
+    out.odd[lane] = round_to_odd(hi, lo);
+    out.products[lane] = products;
+    if (models) {
+      out.fused_f32[lane] = nan ? kNan : round_source<Plain>(s, f32_sum, c);
+      out.fused_mul[lane] = nan ? kNan : mul_sum;
+    }
+  }
 }
 
 // Which tree nodes the FusedF32 and FusedMul models round (shadow.hpp): FusedF32 every add, sub,
@@ -198,79 +274,59 @@ void model_rounding(ExactSite& s) {
   }
 }
 
-// A double rounded to nearest-even into the source type, flushed where the controls flush it.
-double round_source(const ExactSite& s, double v, const num::FloatControls& c) {
-  if (s.plain_f32) // nearest-even under the workers' MXCSR; a NaN's payload is dropped later
-    return static_cast<double>(static_cast<float>(v));
-  return num::to_double(s.from, num::apply_flush(s.from, num::from_double(s.from, v), c));
-}
-
-// The exact sum of two doubles rounded to odd (NaN for inf - inf).
-double odd_sum(double a, double b) {
-  const double sum = a + b;
-  if (!std::isfinite(sum))
-    return sum;
-  const double bb = sum - a; // TwoSum (Knuth)
-  const double err = (a - (sum - bb)) + (b - bb);
-  return round_to_odd(sum, err);
-}
-
-} // namespace
-
-namespace {
-
-// The error-free path in one pass over the leaves: the exact value and, with `models`, the FusedF32
-// and FusedMul results (Single is the exact value's one rounding, TwoStep the ordinary conversion).
-struct LaneExact {
-  ExactValue v;
-  ModelResults m;
-};
-
-LaneExact fast_lane(Exec& x, const ExactSite& s, uint32_t lane, bool models) {
-  const num::FloatControls& c = x.options().controls;
-  // Each term exactly, and as FusedF32 and FusedMul see it: a product exact or rounded in the
-  // source type. FusedF32 contracts the first product into the sum when there are two terms (the
-  // other one feeds the fma rounded); FusedMul rounds every product that is not an fma's.
-  double t[2] = {0, 0}, f32[2] = {0, 0}, mul[2] = {0, 0};
-  double products = 0;
+// The terms' registers and model flags. FusedF32 contracts the first product into the sum when
+// there are two terms (the other one feeds the fma rounded); FusedMul rounds every product that is
+// not an fma's.
+template <bool Plain, size_t N>
+std::array<TermLanes<Plain>, N> term_lanes(Exec& x, const ExactSite& s) {
+  std::array<TermLanes<Plain>, N> out;
   bool contracted = false;
-  for (size_t i = 0; i < s.terms.size(); ++i) {
-    const ExactSite::Term& term = s.terms[i];
-    double v = exact_leaf(x, s, term.a, lane);
-    double v32 = v, vmul = v;
-    if (term.b != ir::kNone) {
-      v *= exact_leaf(x, s, term.b, lane); // exact: at most 48 significant bits
-      products += std::fabs(v);
-      if (models) {
-        const double rounded = round_source(s, v, c);
-        const bool contract = s.terms.size() == 2 && !contracted;
-        contracted = contracted || contract;
-        v32 = term.fma || contract ? v : rounded;
-        vmul = term.fma ? v : rounded;
-      }
+  for (size_t k = 0; k < N; ++k) {
+    const ExactSite::Term& term = s.terms[k];
+    TermLanes<Plain>& t = out[k];
+    t.negative = term.negative;
+    const bool product = term.b != ir::kNone;
+    const bool contract = product && N == 2 && !contracted;
+    contracted = contracted || contract;
+    t.f32_exact = term.fma || contract;
+    t.mul_exact = term.fma;
+    if constexpr (Plain) {
+      t.a = x.reg<float>(term.a);
+      t.b = product ? x.reg<float>(term.b) : nullptr;
+    } else {
+      // The leaves' exact values (flushed where the controls flush them) on the active lanes.
+      double* a = x.site_lanes(static_cast<uint32_t>(2 * k));
+      double* b = product ? x.site_lanes(static_cast<uint32_t>(2 * k + 1)) : nullptr;
+      for_active(x.mask(), [&](uint32_t lane) {
+        a[lane] = exact_leaf(x, s, term.a, lane);
+        if (b)
+          b[lane] = exact_leaf(x, s, term.b, lane);
+      });
+      t.a = a;
+      t.b = b;
     }
-    t[i] = term.negative ? -v : v;
-    f32[i] = term.negative ? -v32 : v32;
-    mul[i] = term.negative ? -vmul : vmul;
   }
-  LaneExact out;
-  if (s.terms.size() == 1) {
-    out.v = from_pair(t[0], 0, products);
+  return out;
+}
+
+// The error-free path over the batch's lanes [0, width()) (inactive lanes compute garbage, which
+// nothing reads).
+SiteLanes batch_exact(Exec& x, const ExactSite& s, bool models) {
+  const SiteLanes out{x.site_lanes(4), x.site_lanes(5), x.site_lanes(6),
+                      x.site_lanes(7), x.site_lanes(8), x.site_lanes(9)};
+  const num::FloatControls& c = x.options().controls;
+  const uint32_t width = x.width();
+  if (s.plain_f32) {
+    if (s.terms.size() == 1)
+      exact_lanes<true, 1>(s, term_lanes<true, 1>(x, s), width, models, c, out);
+    else
+      exact_lanes<true, 2>(s, term_lanes<true, 2>(x, s), width, models, c, out);
   } else {
-    const double sum = t[0] + t[1]; // TwoSum (Knuth): t0 + t1 == sum + err exactly
-    const double bb = sum - t[0];
-    const double err = (t[0] - (sum - bb)) + (t[1] - bb);
-    out.v = from_pair(sum, err, products);
+    if (s.terms.size() == 1)
+      exact_lanes<false, 1>(s, term_lanes<false, 1>(x, s), width, models, c, out);
+    else
+      exact_lanes<false, 2>(s, term_lanes<false, 2>(x, s), width, models, c, out);
   }
-  if (!models)
-    return out;
-  if (std::isnan(out.v.hi)) { // the models only differ on numbers
-    out.m.fused_f32 = out.m.fused_mul = num::from_double(s.to, out.v.hi, s.rounding, s.overflow);
-    return out;
-  }
-  const double source = round_source(s, odd_sum(f32[0], f32[1]), c);
-  out.m.fused_f32 = num::from_double(s.to, source, s.rounding, s.overflow);
-  out.m.fused_mul = num::from_double(s.to, odd_sum(mul[0], mul[1]), s.rounding, s.overflow);
   return out;
 }
 
@@ -304,50 +360,119 @@ std::shared_ptr<ExactSite> make_exact_site(const Program& p, const ir::Narrowing
   return s;
 }
 
-ExactValue exact_value(Exec& x, const ExactSite& s, uint32_t lane) {
-  return s.terms.empty() ? exact_value_mpfr(x, s, lane) : fast_lane(x, s, lane, false).v;
+namespace {
+
+// Rounding a double into the site's target: inline for nearest-even into f16, bf16 and f32 (the
+// shadow narrows three values per lane), num::from_double otherwise.
+template <num::Format To> struct NearestNarrow {
+  uint64_t operator()(double v) const {
+    if ((num::f64_bits(v) & 0x7ff0000000000000u) == 0x7ff0000000000000u)
+      return num::from_double(To, v);
+    return num::nearest::from_finite<To>(v);
+  }
+};
+struct GenericNarrow {
+  const ExactSite& s;
+  uint64_t operator()(double v) const { return num::from_double(s.to, v, s.rounding, s.overflow); }
+};
+
+template <class F> void with_narrow(const ExactSite& s, F&& f) {
+  if (s.rounding == num::Rounding::NearestEven) {
+    switch (s.to) {
+    case num::Format::F16:
+      return f(NearestNarrow<num::Format::F16>{});
+    case num::Format::BF16:
+      return f(NearestNarrow<num::Format::BF16>{});
+    case num::Format::F32:
+      return f(NearestNarrow<num::Format::F32>{});
+    case num::Format::F64:
+    case num::Format::E4M3:
+    case num::Format::E5M2:
+      break;
+    }
+  }
+  f(GenericNarrow{s});
 }
+
+// One shadow record per active lane (shadow.hpp). `exact(lane)` gives the lane's exact value,
+// `models(lane)` its FusedF32 and FusedMul results, `narrow` rounds into the target. Before a
+// single-rounding site's result replaces the two-step one in the register.
+template <class Exact, class Models, class Narrow>
+void record_lanes(Exec& x, const Node& n, const ExactSite& s, Exact&& exact, Models&& models,
+                  const Narrow& narrow) {
+  const uint32_t to_bytes = num::info(s.to).total_bits / 8;
+  const uint32_t from_bytes = num::info(s.from).total_bits / 8;
+  const void* result = x.reg<std::byte>(n.reg);
+  const void* source = x.reg<std::byte>(s.producer_reg);
+  const uint32_t wg_lanes = x.program().wg_lanes;
+  // The lane's workgroup and its first lane, advanced as the lanes increase (no division).
+  uint64_t workgroup = x.first_workgroup();
+  uint32_t group_start = 0;
+  std::vector<ShadowRecord>& records = x.shadow();
+  records.reserve(records.size() + x.mask().count());
+  // Inlined into for_active's loops: a call per lane, its captures reloaded, cost as much as the
+  // record itself.
+  for_active(
+      x.mask(), [&](uint32_t lane) __attribute__((always_inline)) {
+        while (lane - group_start >= wg_lanes) {
+          group_start += wg_lanes;
+          ++workgroup;
+        }
+        const ExactValue v = exact(lane);
+        const ModelResults m = models(lane);
+        const uint64_t two_step = get_slot(result, to_bytes, lane);
+        const uint64_t single = narrow(v.odd);
+        ShadowRecord& r = records.emplace_back(); // built in place: no 112-byte copy per lane
+        r.models[static_cast<size_t>(RoundingModel::TwoStep)] = static_cast<uint32_t>(two_step);
+        r.models[static_cast<size_t>(RoundingModel::FusedF32)] = static_cast<uint32_t>(m.fused_f32);
+        r.models[static_cast<size_t>(RoundingModel::Single)] = static_cast<uint32_t>(single);
+        r.models[static_cast<size_t>(RoundingModel::FusedMul)] = static_cast<uint32_t>(m.fused_mul);
+        r.site = n.id;
+        r.workgroup = workgroup;
+        r.lane = lane - group_start;
+        r.global_lane = workgroup * wg_lanes + r.lane;
+        r.source_bits = get_slot(source, from_bytes, lane);
+        r.result_bits = s.single ? single : two_step; // what this run stores (eval_site)
+        r.exact_hi = v.hi;
+        r.exact_lo = v.lo;
+        r.product_sum = v.product_sum;
+      });
+}
+
+} // namespace
 
 void eval_site(Exec& x, const Node& n) {
   const ExactSite& s = *n.site;
   s.convert(x, n);
   const uint32_t to_bytes = num::info(s.to).total_bits / 8;
-  const uint32_t from_bytes = num::info(s.from).total_bits / 8;
   void* result = x.reg<std::byte>(n.reg);
-  const void* source = x.reg<std::byte>(s.producer_reg);
-  const uint32_t wg_lanes = x.program().wg_lanes;
-  for_active(x.mask(), [&](uint32_t lane) {
-    ExactValue v;
-    ModelResults m;
-    if (s.terms.empty()) {
-      v = exact_value_mpfr(x, s, lane);
-      if (s.shadow)
-        m = model_results_mpfr(x, s, lane);
-    } else {
-      const LaneExact e = fast_lane(x, s, lane, s.shadow);
-      v = e.v;
-      m = e.m;
-    }
-    const uint64_t two_step = get_slot(result, to_bytes, lane);
-    const uint64_t single = num::from_double(s.to, v.odd, s.rounding, s.overflow);
+  if (s.terms.empty()) { // MPFR, lane by lane
+    const GenericNarrow narrow{s};
+    if (s.shadow)
+      record_lanes(
+          x, n, s, [&](uint32_t lane) { return exact_value_mpfr(x, s, lane); },
+          [&](uint32_t lane) { return model_results_mpfr(x, s, lane); }, narrow);
     if (s.single)
-      set_slot(result, to_bytes, lane, single);
-    if (!s.shadow)
-      return;
-    ShadowRecord& r = x.shadow().emplace_back(); // built in place: no 112-byte copy per lane
-    r.models[static_cast<size_t>(RoundingModel::TwoStep)] = static_cast<uint32_t>(two_step);
-    r.models[static_cast<size_t>(RoundingModel::FusedF32)] = static_cast<uint32_t>(m.fused_f32);
-    r.models[static_cast<size_t>(RoundingModel::Single)] = static_cast<uint32_t>(single);
-    r.models[static_cast<size_t>(RoundingModel::FusedMul)] = static_cast<uint32_t>(m.fused_mul);
-    r.site = n.id;
-    r.workgroup = x.workgroup_of(lane);
-    r.lane = x.local_of(lane);
-    r.global_lane = r.workgroup * wg_lanes + r.lane;
-    r.source_bits = get_slot(source, from_bytes, lane);
-    r.result_bits = get_slot(result, to_bytes, lane);
-    r.exact_hi = v.hi;
-    r.exact_lo = v.lo;
-    r.product_sum = v.product_sum;
+      for_active(x.mask(), [&](uint32_t lane) {
+        set_slot(result, to_bytes, lane, narrow(exact_value_mpfr(x, s, lane).odd));
+      });
+    return;
+  }
+  const SiteLanes v = batch_exact(x, s, s.shadow);
+  with_narrow(s, [&](const auto& narrow) {
+    if (s.shadow)
+      record_lanes(
+          x, n, s,
+          [&](uint32_t lane) {
+            return ExactValue{v.hi[lane], v.lo[lane], v.odd[lane], v.products[lane]};
+          },
+          [&](uint32_t lane) {
+            return ModelResults{narrow(v.fused_f32[lane]), narrow(v.fused_mul[lane])};
+          },
+          narrow);
+    if (s.single)
+      for_active(x.mask(),
+                 [&](uint32_t lane) { set_slot(result, to_bytes, lane, narrow(v.odd[lane])); });
   });
 }
 

@@ -62,7 +62,6 @@ struct ExactValue {
 };
 
 std::shared_ptr<ExactSite> make_exact_site(const Program& p, const ir::NarrowingSite& site);
-ExactValue exact_value(Exec& x, const ExactSite& s, uint32_t lane);
 // The MPFR path (exact_mpfr.cpp), and a leaf's exact value (flushed when the controls flush it).
 ExactValue exact_value_mpfr(Exec& x, const ExactSite& s, uint32_t lane);
 double exact_leaf(Exec& x, const ExactSite& s, uint32_t reg, uint32_t lane);

@@ -24,6 +24,8 @@ Exec::Exec(const Launch& launch) : launch_(launch), p_(*launch.program) {
   scratch_.assign(capacity_, 0);
   elements_.assign(capacity_, 0);
   wide_.assign(size_t{4} * capacity_, 0);
+  if (!p_.sites.empty())
+    site_lanes_.assign(size_t{kSiteArrays} * capacity_, 0);
   if (!p_.dots.empty()) {
     dot_values_.reserve(kMaxDotIterations);
     for (auto& b : dot_base_)
@@ -256,7 +258,8 @@ std::optional<uint64_t> Exec::bytes_needed(const Program& p) {
   };
   // Registers, the masks (a few per nesting level; counted generously) and per-lane tables.
   if (!add(uint64_t{p.registers} + 64, capacity * 8) || !add(capacity, sizeof(uint32_t)) ||
-      !add(capacity, 4 * sizeof(float)))
+      !add(capacity, 4 * sizeof(float)) ||
+      !add(p.sites.empty() ? 0 : capacity, kSiteArrays * sizeof(double)))
     return std::nullopt;
   // Dot loops: the counter's values, the lanes' elements, and per shared array the deferred read
   // log (at most two values per read it stands for, a record per kMinDeferredReads reads).

@@ -181,6 +181,10 @@ public:
   uint32_t* elements() { return elements_.data(); }
   // Four f32 arrays of width() lanes (k < 4), for ops of narrower float formats computed in f32.
   float* wide(uint32_t k) { return wide_.data() + size_t{k} * capacity_; }
+  // kSiteArrays f64 arrays of width() lanes (k < kSiteArrays), for the exact evaluation of a
+  // narrowing site over the whole batch (exact.cpp); allocated when the program has such sites.
+  static constexpr uint32_t kSiteArrays = 10;
+  double* site_lanes(uint32_t k) { return site_lanes_.data() + size_t{k} * capacity_; }
 
   std::vector<ShadowRecord>& shadow() { return shadow_; }
   std::vector<AccumulationRecord>& accumulations() { return acc_records_; }
@@ -339,6 +343,7 @@ private:
   std::vector<uint8_t> scratch_;                   // one byte per lane, for loop conditions
   std::vector<uint32_t> elements_;                 // elements()
   std::vector<float> wide_;                        // wide()
+  std::vector<double> site_lanes_;                 // site_lanes()
   // dot_loop's scratch: the counter's values, and per load the element of each lane without the
   // counter's part. Allocated only for programs with dot loops.
   std::vector<uint32_t> dot_values_;

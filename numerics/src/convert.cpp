@@ -1,5 +1,6 @@
 #include "halfway/numerics/convert.hpp"
 
+#include "halfway/numerics/nearest.hpp"
 #include "pack.hpp"
 
 #include <array>
@@ -33,46 +34,6 @@ uint64_t convert_bits(Format from, uint64_t bits, Format to, Rounding r, Fp8Over
 
 namespace {
 
-// Fast paths for the formats the interpreter's shadow and the checker convert most (millions of
-// elements per diff): the same results as the generic unpack/round_pack path, which still decides
-// NaNs, infinities and every other format and rounding. IEEE-style formats of P significand bits
-// (the implicit bit included) and exponent range [1 - kEmax, kEmax].
-template <int P, int kEmax> double ieee_to_double(uint64_t bits) {
-  constexpr int kFrac = P - 1, kTotal = P + (kEmax == 15 ? 5 : 8);
-  const uint64_t sign = (bits >> (kTotal - 1)) & 1, frac = bits & ((uint64_t{1} << kFrac) - 1);
-  const auto biased = static_cast<int>((bits >> kFrac) & ((uint64_t{1} << (kTotal - P)) - 1));
-  // Both exact: a subnormal's fraction times a power of two, or the fields placed into binary64.
-  constexpr double kSubnormalUnit = detail::pow2(1 - kEmax - kFrac);
-  const double magnitude =
-      biased == 0 ? static_cast<double>(frac) * kSubnormalUnit
-                  : f64_from_bits((static_cast<uint64_t>(biased - kEmax + 1023) << 52) |
-                                  (frac << (52 - kFrac)));
-  return sign ? -magnitude : magnitude;
-}
-
-template <int P, int kEmax> uint64_t double_to_ieee_nearest(double x) {
-  constexpr int kEmin = 1 - kEmax, kTotal = P + (kEmax == 15 ? 5 : 8);
-  const uint64_t b = f64_bits(x);
-  const uint64_t sign = (b >> 63) << (kTotal - 1);
-  const uint64_t magnitude = b & 0x7fffffffffffffffu;
-  const int e = static_cast<int>(magnitude >> 52) - 1023; // -1023: zero or a binary64 subnormal
-  if (e > kEmax) // at least 2^(kEmax + 1): overflows to infinity under nearest-even
-    return sign | (((uint64_t{1} << (kTotal - P)) - 1) << (P - 1));
-  const uint64_t m = (magnitude & 0xfffffffffffffu) | (e == -1023 ? 0 : uint64_t{1} << 52);
-  // Bits of m below the result's last bit: 53 - P for normal results, more below kEmin.
-  const int shift = 53 - P + (e < kEmin ? kEmin - e : 0);
-  if (shift > 54) // below a quarter of the smallest subnormal: rounds to a zero of x's sign
-    return sign;
-  uint64_t q = m >> shift;
-  const uint64_t rem = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
-  q += rem > half || (rem == half && (q & 1));
-  // A normal result's significand carries into the exponent field by itself (up to infinity);
-  // a subnormal's q is its fraction (q == 2^(P-1) being the smallest normal).
-  if (e < kEmin)
-    return sign | q;
-  return sign | ((static_cast<uint64_t>(e + kEmax) << (P - 1)) + q - (uint64_t{1} << (P - 1)));
-}
-
 bool is_nan_or_inf(Format f, uint64_t bits) {
   return (bits & info(f).exp_mask) == info(f).exp_mask;
 }
@@ -83,11 +44,11 @@ double to_double(Format from, uint64_t bits) {
   if (!is_nan_or_inf(from, bits)) {
     switch (from) {
     case Format::F16:
-      return ieee_to_double<11, 15>(bits);
+      return nearest::to_double<Format::F16>(bits);
     case Format::BF16:
-      return ieee_to_double<8, 127>(bits);
+      return nearest::to_double<Format::BF16>(bits);
     case Format::F32:
-      return ieee_to_double<24, 127>(bits);
+      return nearest::to_double<Format::F32>(bits);
     case Format::F64:
       return f64_from_bits(bits);
     case Format::E4M3:
@@ -102,11 +63,11 @@ uint64_t from_double(Format to, double x, Rounding r, Fp8Overflow ov) {
   if (r == Rounding::NearestEven && (f64_bits(x) & 0x7ff0000000000000u) != 0x7ff0000000000000u) {
     switch (to) {
     case Format::F16:
-      return double_to_ieee_nearest<11, 15>(x);
+      return nearest::from_finite<Format::F16>(x);
     case Format::BF16:
-      return double_to_ieee_nearest<8, 127>(x);
+      return nearest::from_finite<Format::BF16>(x);
     case Format::F32:
-      return double_to_ieee_nearest<24, 127>(x);
+      return nearest::from_finite<Format::F32>(x);
     case Format::F64:
     case Format::E4M3:
     case Format::E5M2:

@@ -183,34 +183,76 @@ TEST(RoundingModels, FastPathAgreesWithTheMpfrPath) {
   }
 }
 )");
-  for (auto kind : {inputs::Kind::Ties, inputs::Kind::Random, inputs::Kind::Edges}) {
-    inputs::KernelInputs in = inputs::make_inputs(examples::narrow_f16().kernel(), kN, kind, 5);
-    interp::Stats fast = shadowed(examples::narrow_f16(), in);
-    rt::HostBuffer d(ir::ScalarType::F32, kN);
-    for (size_t i = 0; i < kN; ++i)
-      d.set_bits(i, 0x80000000u);
-    rt::HostBuffer out(ir::ScalarType::F16, kN);
-    std::vector<rt::Arg> args = {in.args[0], in.args[1], in.args[2], rt::Arg::of(d),
-                                 rt::Arg::of(out)};
-    interp::Options o;
-    o.shadow = true;
-    o.deterministic = true;
-    interp::Stats mpfr = interp::run(chain, in.grid, args, o);
-    ASSERT_EQ(fast.shadow.size(), mpfr.shadow.size());
-    size_t differ_from_two_step = 0;
-    for (size_t r = 0; r < fast.shadow.size(); ++r) {
-      ASSERT_EQ(fast.shadow[r].destination->index, mpfr.shadow[r].destination->index);
-      for (RoundingModel m : interp::kAllRoundingModels)
-        EXPECT_TRUE(num::same_result(num::Format::F16, fast.shadow[r].models[idx(m)],
-                                     mpfr.shadow[r].models[idx(m)], {}))
-            << inputs::name(kind) << " element " << fast.shadow[r].destination->index << " "
-            << interp::name(m);
-      differ_from_two_step += fast.shadow[r].models[idx(RoundingModel::FusedMul)] !=
-                              fast.shadow[r].models[idx(RoundingModel::TwoStep)];
+  // Flushing f32 subnormals takes the batched path's general leaves (exact_leaf) and roundings.
+  for (bool flush : {false, true})
+    for (auto kind : {inputs::Kind::Ties, inputs::Kind::Random, inputs::Kind::Edges}) {
+      inputs::KernelInputs in = inputs::make_inputs(examples::narrow_f16().kernel(), kN, kind, 5);
+      num::FloatControls controls;
+      controls.flush_f32 = flush;
+      interp::Options fast_options;
+      fast_options.shadow = true;
+      fast_options.deterministic = true;
+      fast_options.controls = controls;
+      interp::Stats fast = interp::run(examples::narrow_f16(), in.grid, in.args, fast_options);
+      rt::HostBuffer d(ir::ScalarType::F32, kN);
+      for (size_t i = 0; i < kN; ++i)
+        d.set_bits(i, 0x80000000u);
+      rt::HostBuffer out(ir::ScalarType::F16, kN);
+      std::vector<rt::Arg> args = {in.args[0], in.args[1], in.args[2], rt::Arg::of(d),
+                                   rt::Arg::of(out)};
+      interp::Stats mpfr = interp::run(chain, in.grid, args, fast_options);
+      ASSERT_EQ(fast.shadow.size(), mpfr.shadow.size());
+      size_t differ_from_two_step = 0;
+      for (size_t r = 0; r < fast.shadow.size(); ++r) {
+        ASSERT_EQ(fast.shadow[r].destination->index, mpfr.shadow[r].destination->index);
+        for (RoundingModel m : interp::kAllRoundingModels)
+          EXPECT_TRUE(num::same_result(num::Format::F16, fast.shadow[r].models[idx(m)],
+                                       mpfr.shadow[r].models[idx(m)], {}))
+              << inputs::name(kind) << (flush ? " flushing" : "") << " element "
+              << fast.shadow[r].destination->index << " " << interp::name(m);
+        differ_from_two_step += fast.shadow[r].models[idx(RoundingModel::FusedMul)] !=
+                                fast.shadow[r].models[idx(RoundingModel::TwoStep)];
+      }
+      std::printf("%s%s: FusedMul differs from TwoStep on %zu of %zu\n", inputs::name(kind).data(),
+                  flush ? " (flushing)" : "", differ_from_two_step, kN);
     }
-    std::printf("%s: FusedMul differs from TwoStep on %zu of %zu\n", inputs::name(kind).data(),
-                differ_from_two_step, kN);
+}
+
+TEST(RoundingModels, OneProductKeepsTheSignOfZero) {
+  // A site of one term: narrow<f16>(a * b). A negative zero product is -0 under every model (the
+  // models once added +0 to it, which made FusedF32 and FusedMul +0); a product on an f16 tie
+  // rounds to even once (Single, FusedF32 keeps the product exact) or twice (TwoStep, FusedMul:
+  // the f32 product is the tie itself here, so all agree).
+  auto k = parse_one(R"(kernel product workgroup(64, 1, 1) {
+  param a: buffer<f32, read>;
+  param b: buffer<f32, read>;
+  param out16: buffer<f16, write>;
+  let i: u32 = global_id(0);
+  if lt(i, len(out16)) {
+    out16[i] = narrow<f16>(mul(a[i], b[i]));
   }
+}
+)");
+  constexpr size_t kRows = 3;
+  const float a[kRows] = {-3.0f, 1 + std::ldexp(1.0f, -11), 0.0f};
+  const float b[kRows] = {0.0f, 1.0f, -0.0f};
+  const uint16_t want[kRows] = {0x8000, 0x3c00, 0x8000};
+  rt::HostBuffer ab(ir::ScalarType::F32, 64), bb(ir::ScalarType::F32, 64),
+      out(ir::ScalarType::F16, 64);
+  for (size_t i = 0; i < 64; ++i) {
+    ab.set_bits(i, num::f32_bits(a[i % kRows]));
+    bb.set_bits(i, num::f32_bits(b[i % kRows]));
+  }
+  interp::Options o;
+  o.shadow = true;
+  o.deterministic = true;
+  const std::vector<rt::Arg> args = {rt::Arg::of(ab), rt::Arg::of(bb), rt::Arg::of(out)};
+  interp::Stats s = interp::run(k, rt::Grid{{1, 1, 1}}, args, o);
+  ASSERT_EQ(s.shadow.size(), 64u);
+  for (const interp::ShadowRecord& r : s.shadow)
+    for (RoundingModel m : interp::kAllRoundingModels)
+      EXPECT_EQ(r.models[idx(m)], want[r.destination->index % kRows])
+          << "element " << r.destination->index << " " << interp::name(m);
 }
 
 TEST(RoundingModels, DeviceFollowingOneModelIsNamed) {
