@@ -12,6 +12,7 @@
 #include "sites.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -342,14 +343,14 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         bool explained = same;
         if (record) {
           ++b.models.elements;
-          bool matched = false;
+          // Counted without a branch per model: which models equal the device varies from
+          // element to element.
+          const unsigned models = flags / detail::kSiteModels;
           for (size_t m = 0; m < interp::kRoundingModels; ++m)
-            if (flags & (detail::kSiteModels << m)) {
-              ++b.models.equal[m];
-              if (!matched)
-                ++b.models.first[m];
-              matched = true;
-            }
+            b.models.equal[m] += (models >> m) & 1;
+          const bool matched = models != 0;
+          if (matched)
+            ++b.models.first[std::countr_zero(models)];
           explained = explained || matched;
           if (!same && matched)
             ++b.models.explained;

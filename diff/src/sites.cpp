@@ -3,6 +3,8 @@
 #include "halfway/diff/compare.hpp"
 
 #include <cmath>
+#include <cstdlib>
+#include <new>
 
 namespace halfway::diff::detail {
 
@@ -60,11 +62,20 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
       out = std::make_unique<Output>();
       out->type = param.type;
       out->format = *float_format(param.type);
+      out->nan_only = !num::flushes(out->format, controls) && controls.preserve_signed_zero_inf_nan;
+      const num::FormatInfo& info = num::info(out->format);
+      out->magnitude_mask = ~info.sign_mask & (info.sign_mask | (info.sign_mask - 1));
+      out->nan_above = info.has_inf ? info.exp_mask : info.max_finite;
       out->size = args[p].buffer->size();
       out->device.emplace(*device[p].buffer);
-      out->flags.assign(out->size, 0);
-      out->ratio.assign(out->size, std::numeric_limits<float>::quiet_NaN());
-      out->stored.assign(out->size, 0);
+      // Zeroed pages from calloc: the workers fault them in where they judge, in parallel. The
+      // ratio and stored value of an element are only read once its flags say a record wrote
+      // them, so they start uninitialised.
+      out->flags.reset(static_cast<uint8_t*>(std::calloc(out->size, 1)));
+      if (!out->flags && out->size)
+        throw std::bad_alloc();
+      out->ratio = std::make_unique_for_overwrite<float[]>(out->size);
+      out->stored = std::make_unique_for_overwrite<uint32_t[]>(out->size);
       out->violations = std::make_unique<Shown>(max_shown);
       out->unexplained = std::make_unique<Shown>(max_shown);
     }
@@ -79,13 +90,22 @@ void SiteJudge::judge(const interp::ShadowRecord& r, const ir::NarrowingSite& si
   if (site.to == out.type) {
     flags |= kSiteRecord;
     const uint64_t d = (*out.device)[i], ref = r.result_bits;
-    // Equal patterns are the same result under every rule of compare.hpp: the cheap test first.
-    auto equals_device = [&](uint64_t v) {
+    // Equal patterns are the same result under every rule of compare.hpp. Where nothing is
+    // flushed and zeros, infinities and NaNs are preserved, the only other same result is two
+    // NaNs: decided without a branch, since which models equal the device is a coin toss on
+    // tie-stressing inputs.
+    auto is_nan = [&](uint64_t v) { return (v & out.magnitude_mask) > out.nan_above; };
+    const bool d_nan = is_nan(d);
+    auto equals_device = [&](uint64_t v) -> bool {
+      if (out.nan_only)
+        return (v == d) | (d_nan & is_nan(v));
       return v == d || num::same_result(out.format, v, d, controls_);
     };
-    for (size_t m = 0; m < interp::kRoundingModels; ++m)
-      if (equals_device(r.models[m]))
-        flags |= static_cast<uint8_t>(kSiteModels << m);
+    static_assert(interp::kRoundingModels == 4);
+    flags |= static_cast<uint8_t>((equals_device(r.models[0]) ? kSiteModels : 0) |
+                                  (equals_device(r.models[1]) ? kSiteModels << 1 : 0) |
+                                  (equals_device(r.models[2]) ? kSiteModels << 2 : 0) |
+                                  (equals_device(r.models[3]) ? kSiteModels << 3 : 0));
     float ratio = std::numeric_limits<float>::quiet_NaN();
     if (equals_device(ref)) {
       flags |= kSiteSame;
@@ -135,17 +155,17 @@ const SiteJudge::Output* SiteJudge::output(const rt::HostBuffer* b) const {
 
 const uint8_t* SiteJudge::flags(const rt::HostBuffer* b) const {
   const Output* out = output(b);
-  return out ? out->flags.data() : nullptr;
+  return out ? out->flags.get() : nullptr;
 }
 
 const float* SiteJudge::ratios(const rt::HostBuffer* b) const {
   const Output* out = output(b);
-  return out ? out->ratio.data() : nullptr;
+  return out ? out->ratio.get() : nullptr;
 }
 
 const uint32_t* SiteJudge::stored(const rt::HostBuffer* b) const {
   const Output* out = output(b);
-  return out ? out->stored.data() : nullptr;
+  return out ? out->stored.get() : nullptr;
 }
 
 const SiteDetail* SiteJudge::violation(const rt::HostBuffer* b, uint64_t index) const {

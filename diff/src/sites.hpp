@@ -23,6 +23,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -96,12 +97,20 @@ private:
   struct Output {
     ir::ScalarType type = ir::ScalarType::F32;
     num::Format format = num::Format::F32;
+    // num::same_result is bit equality or two NaNs under the controls (judge()).
+    bool nan_only = false;
+    // A pattern is a NaN when its magnitude bits exceed nan_above (num::is_nan).
+    uint64_t magnitude_mask = 0, nan_above = 0;
     uint64_t size = 0;
     std::optional<ElementBits> device; // the device's result
-    std::vector<uint8_t> flags;
-    std::vector<float> ratio;
+    struct Free {
+      void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t[], Free> flags; // zeroed (calloc)
+    // Written with the flags' kSiteRecord bit, and only read where it is set.
+    std::unique_ptr<float[]> ratio;
     // The value the element's last site record stored (a float type of at most 32 bits).
-    std::vector<uint32_t> stored;
+    std::unique_ptr<uint32_t[]> stored;
     std::unique_ptr<Shown> violations, unexplained;
   };
 
