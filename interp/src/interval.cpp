@@ -206,6 +206,10 @@ Iv div(num::Format f, const Iv& a, const Iv& b, ir::MathProfile profile, bool ra
 Iv monotone(num::MathFn fn, num::Format f, const Iv& a, bool increasing) {
   if (a.undecided)
     return a;
+  if (is_point(a)) { // the common case (an input, an exact op's result): one evaluation
+    const double v = cr_math(fn, f, a.lo);
+    return from_candidates({v, v});
+  }
   const double lo = cr_math(fn, f, a.lo), hi = cr_math(fn, f, a.hi);
   return increasing ? from_candidates({lo, hi}) : from_candidates({hi, lo});
 }
