@@ -12,8 +12,10 @@
 #include "halfway/ir/format.hpp"
 #include "halfway/numerics/arith.hpp"
 #include "halfway/numerics/convert.hpp"
+#include "halfway/numerics/fast_math.hpp"
 #include "halfway/numerics/float_controls.hpp"
 #include "halfway/numerics/math.hpp"
+#include "halfway/numerics/nearest.hpp"
 #include "slots.hpp"
 
 #include <bit>
@@ -144,6 +146,73 @@ template <ir::ScalarType T, class Op> void via_f32(Exec& x, const Node& n) {
   const float* a = x.wide(0);
   lanes<Op>(a, n.nargs > 1 ? x.wide(1) : a, n.nargs > 2 ? x.wide(2) : a, x.wide(3), w);
   narrow<T>(x.wide(3), x.reg<uint16_t>(n.reg), w);
+}
+
+// ---- exp and exp2 over the batch ----------------------------------------------------------------
+
+// The fast path of numerics/fast_math.hpp on every lane of the batch, without branches so that
+// the loop vectorises: the evaluation in double, then its rounding test. A lane the test does not
+// decide (near a rounding boundary of the format: about 2^-24 of f32 inputs) is marked with a
+// pattern no result has (a NaN that is not the canonical one) and then gets num::math's result,
+// which decides it the general way. Bit for bit num::math: the decided lanes are correctly rounded
+// by the test's proof, NaN, the ranges beyond fast::range and the undecided lanes are its own.
+template <num::MathFn Fn, ir::ScalarType T> void exp_batch(Exec& x, const Node& n) {
+  using U = std::conditional_t<T == ir::ScalarType::F32, uint32_t, uint16_t>;
+  constexpr num::Format f = T == ir::ScalarType::F32   ? num::Format::F32
+                            : T == ir::ScalarType::F16 ? num::Format::F16
+                                                       : num::Format::BF16;
+  constexpr num::fast::Range range = num::fast::range(Fn);
+  constexpr U kUndecided = static_cast<U>(~U{0});
+  constexpr U kNan = static_cast<U>(num::quiet_nan(f)),
+              kInf = static_cast<U>(num::info(f).inf_bits);
+  static_assert(kUndecided != kNan);
+  const uint32_t w = x.width();
+  const float* in = nullptr;
+  if constexpr (T == ir::ScalarType::F32) {
+    in = x.reg<float>(n.arg[0]);
+  } else {
+    widen<T>(x.reg<uint16_t>(n.arg[0]), x.wide(0), w);
+    in = x.wide(0);
+  }
+  const double* table = num::fast::exp2_table().data();
+  U* __restrict out = x.reg<U>(n.reg);
+  auto narrow_one = [](double v) -> U {
+    if constexpr (T == ir::ScalarType::F32)
+      return std::bit_cast<uint32_t>(static_cast<float>(v)); // nearest even (default MXCSR)
+    else
+      return static_cast<U>(num::nearest::from_finite<f>(v));
+  };
+  bool undecided = false;
+  for (uint32_t i = 0; i < w; ++i) {
+    const double v = static_cast<double>(in[i]);
+    const bool nan = v != v, zero = v<range.zero_below, inf = v> range.inf_above;
+    const double y = num::fast::evaluate<Fn>(nan || zero || inf ? 0.0 : v, table);
+    const double d = y * num::fast::kTestWidth;
+    const U lo = narrow_one(y - d), hi = narrow_one(y + d);
+    const U r = nan ? kNan : zero ? U{0} : inf ? kInf : lo == hi ? lo : kUndecided;
+    undecided |= r == kUndecided;
+    out[i] = r;
+  }
+  if (!undecided)
+    return;
+  const U* bits = x.reg<U>(n.arg[0]);
+  for_active(x.mask(), [&](uint32_t lane) {
+    if (out[lane] == kUndecided)
+      out[lane] = static_cast<U>(num::math(Fn, f, bits[lane]));
+  });
+}
+
+template <num::MathFn Fn> EvalFn exp_batch_of(ir::ScalarType t) {
+  switch (t) {
+  case ir::ScalarType::F32:
+    return exp_batch<Fn, ir::ScalarType::F32>;
+  case ir::ScalarType::F16:
+    return exp_batch<Fn, ir::ScalarType::F16>;
+  case ir::ScalarType::BF16:
+    return exp_batch<Fn, ir::ScalarType::BF16>;
+  default:
+    return nullptr;
+  }
 }
 
 // ---- the general path: numerics, one active lane at a time ------------------------------------
@@ -484,6 +553,12 @@ EvalFn float_eval(const Program& p, const Node& n) {
     break;
   }
   const bool flush = num::flushes(ir::format_of(n.type), p.options.controls);
+  if (!flush && n.op == ir::Op::Exp)
+    if (EvalFn f = exp_batch_of<num::MathFn::Exp>(n.type))
+      return f;
+  if (!flush && n.op == ir::Op::Exp2)
+    if (EvalFn f = exp_batch_of<num::MathFn::Exp2>(n.type))
+      return f;
   if (!flush && n.type == ir::ScalarType::F32)
     if (EvalFn f = fast_eval<float>(n.op))
       return f;

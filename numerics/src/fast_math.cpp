@@ -35,23 +35,8 @@ std::span<const double, kTableSize> exp2_table() {
 }
 
 double approx(MathFn fn, double x) {
-  // k = the integer nearest z: adding 1.5 * 2^52 leaves z's integer part in the low mantissa bits.
-  double r;
-  double kd;
-  if (fn == MathFn::Exp) {
-    kd = x * kExpScale + kRoundShift;
-    kd -= kRoundShift;
-    r = (x - kd * kLn2Hi) - kd * kLn2Lo;
-  } else {
-    const double t = x * kTableSize; // exact
-    kd = t + kRoundShift;
-    kd -= kRoundShift;
-    r = (t - kd) * kLn2; // t - kd is exact
-  }
-  const auto k = static_cast<int64_t>(kd); // |k| < 2^14 in range
-  const double p = 1.0 + r * (1.0 + r * (kC2 + r * (kC3 + r * (kC4 + r * kC5))));
-  const double scale = f64_from_bits(static_cast<uint64_t>((k >> kTableBits) + 1023) << 52);
-  return exp2_table()[static_cast<size_t>(k & (kTableSize - 1))] * p * scale;
+  const double* table = exp2_table().data();
+  return fn == MathFn::Exp ? evaluate<MathFn::Exp>(x, table) : evaluate<MathFn::Exp2>(x, table);
 }
 
 std::optional<uint64_t> decide(MathFn fn, Format f, double x) {

@@ -5,7 +5,8 @@
 // 2^-24 of f32 inputs), the caller's general routine decides (glibc bracket, then MPFR).
 //
 // The CPU JIT emits the same evaluation as LLVM IR (codegen/llvm/src/lower_math.cpp) from the
-// constants below, so that it vectorises; num::math uses `decide` directly. Both must give
+// constants below, so that it vectorises; num::math uses `decide` directly, and the interpreter
+// runs `evaluate` and the same test over whole batches (interp/src/eval_float.cpp). Both must give
 // math()'s bits exactly, which tests/numerics/fast_math_test.cpp and tests/cpu/math_test.cpp
 // check on every f16 and bf16 input and on 10^7 random f32 inputs.
 //
@@ -86,7 +87,31 @@ constexpr bool has_fast_path(MathFn fn, Format f) {
          (f == Format::F32 || f == Format::F16 || f == Format::BF16);
 }
 
-// The double approximation y of fn(x) for x inside range(fn), relative error below 2^-51.
+// The evaluation above of fn(x) (exp or exp2) for x inside range(fn), relative error below
+// 2^-51; `table` is exp2_table(). Inline and without branches, so that loops over it vectorise
+// (the interpreter's batches).
+template <MathFn Fn> inline double evaluate(double x, const double* table) {
+  static_assert(Fn == MathFn::Exp || Fn == MathFn::Exp2);
+  // k = the integer nearest z: adding 1.5 * 2^52 leaves z's integer part in the low mantissa bits.
+  double r;
+  double kd;
+  if constexpr (Fn == MathFn::Exp) {
+    kd = x * kExpScale + kRoundShift;
+    kd -= kRoundShift;
+    r = (x - kd * kLn2Hi) - kd * kLn2Lo;
+  } else {
+    const double t = x * kTableSize; // exact
+    kd = t + kRoundShift;
+    kd -= kRoundShift;
+    r = (t - kd) * kLn2; // t - kd is exact
+  }
+  const auto k = static_cast<int64_t>(kd); // |k| < 2^14 in range
+  const double p = 1.0 + r * (1.0 + r * (kC2 + r * (kC3 + r * (kC4 + r * kC5))));
+  const double scale = f64_from_bits(static_cast<uint64_t>((k >> kTableBits) + 1023) << 52);
+  return table[static_cast<size_t>(k & (kTableSize - 1))] * p * scale;
+}
+
+// The same for a run-time fn.
 double approx(MathFn fn, double x);
 
 // fn(x) rounded to f (has_fast_path(fn, f), x exact in f) when the fast path decides it, NaN,
