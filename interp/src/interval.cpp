@@ -16,6 +16,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <optional>
 
 namespace halfway::interp {
 
@@ -202,12 +203,14 @@ Iv div(num::Format f, const Iv& a, const Iv& b, ir::MathProfile profile, bool ra
 // n steps for an ulp bound u: the device's result is a value of the format within u ulps of the
 // exact result, which lies within half an ulp of the correctly rounded one.
 
-// A monotone function of one argument, correctly rounded at the ends.
-Iv monotone(num::MathFn fn, num::Format f, const Iv& a, bool increasing) {
+// A monotone function of one argument, correctly rounded at the ends. `own`: fn's value at a
+// point operand when the caller already has it (the reference's own result).
+Iv monotone(num::MathFn fn, num::Format f, const Iv& a, bool increasing,
+            std::optional<double> own = std::nullopt) {
   if (a.undecided)
     return a;
   if (is_point(a)) { // the common case (an input, an exact op's result): one evaluation
-    const double v = cr_math(fn, f, a.lo);
+    const double v = own ? *own : cr_math(fn, f, a.lo);
     return from_candidates({v, v});
   }
   const double lo = cr_math(fn, f, a.lo), hi = cr_math(fn, f, a.hi);
@@ -224,8 +227,9 @@ Iv widen_absolute(num::Format f, Iv r, double e) {
   return {step(f, lo, -1), step(f, hi, 1), false};
 }
 
-Iv exp_like(num::MathFn fn, num::Format f, const Iv& a, ir::Op op, ir::MathProfile profile) {
-  Iv r = monotone(fn, f, a, true);
+Iv exp_like(num::MathFn fn, num::Format f, const Iv& a, ir::Op op, ir::MathProfile profile,
+            std::optional<double> own = std::nullopt) {
+  Iv r = monotone(fn, f, a, true, own);
   if (profile == ir::MathProfile::CorrectlyRounded || r.undecided)
     return r;
   const ir::DevicePrecision& d = ir::info(op).device;
@@ -233,8 +237,9 @@ Iv exp_like(num::MathFn fn, num::Format f, const Iv& a, ir::Op op, ir::MathProfi
   return widen(f, r, steps_for(d.ulp(num::info(f).total_bits) + 2 * x));
 }
 
-Iv log_like(num::MathFn fn, num::Format f, const Iv& a, ir::Op op, ir::MathProfile profile) {
-  Iv r = monotone(fn, f, a, true);
+Iv log_like(num::MathFn fn, num::Format f, const Iv& a, ir::Op op, ir::MathProfile profile,
+            std::optional<double> own = std::nullopt) {
+  Iv r = monotone(fn, f, a, true, own);
   if (profile == ir::MathProfile::CorrectlyRounded || r.undecided)
     return r;
   if (!(a.lo > 0))
@@ -313,7 +318,9 @@ Iv floor_iv(num::Format f, const Iv& a) {
 }
 
 // The operation of a float node on intervals, in the node's format.
-Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile) {
+// `own`: for exp, exp2, log and log2 of a point, the reference's own result (lane_value).
+Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile,
+            std::optional<double> own = std::nullopt) {
   using ir::Op;
   const bool vk = profile == ir::MathProfile::Vulkan;
   switch (n.op) {
@@ -393,13 +400,13 @@ Iv float_op(const Node& n, num::Format f, const Iv* a, ir::MathProfile profile) 
     return ulp_op(Op::Rsqrt, f, monotone(num::MathFn::Rsqrt, f, a[0], false), profile);
   }
   case Op::Exp:
-    return exp_like(num::MathFn::Exp, f, a[0], Op::Exp, profile);
+    return exp_like(num::MathFn::Exp, f, a[0], Op::Exp, profile, own);
   case Op::Exp2:
-    return exp_like(num::MathFn::Exp2, f, a[0], Op::Exp2, profile);
+    return exp_like(num::MathFn::Exp2, f, a[0], Op::Exp2, profile, own);
   case Op::Log:
-    return log_like(num::MathFn::Log, f, a[0], Op::Log, profile);
+    return log_like(num::MathFn::Log, f, a[0], Op::Log, profile, own);
   case Op::Log2:
-    return log_like(num::MathFn::Log2, f, a[0], Op::Log2, profile);
+    return log_like(num::MathFn::Log2, f, a[0], Op::Log2, profile, own);
   case Op::Sin:
     return sin_cos(num::MathFn::Sin, f, a[0], Op::Sin, profile);
   case Op::Cos:
@@ -729,7 +736,16 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
     break;
   }
   const num::Format f = ir::format_of(n.type);
-  Iv r = float_op(n, f, a, profile);
+  // exp, exp2, log and log2 of a point that is the operand's reference value: the reference
+  // computed the correctly rounded value already (unless the controls flush, which the interval
+  // ends do not).
+  std::optional<double> own;
+  if ((op == Op::Exp || op == Op::Exp2 || op == Op::Log || op == Op::Log2) && is_point(a[0]) &&
+      !num::flushes(f, x.options().controls) && n.arg_type == n.type &&
+      std::bit_cast<uint64_t>(value_of(f, get_slot(x.reg<std::byte>(n.arg[0]), slot_bytes(n.type),
+                                                   lane))) == std::bit_cast<uint64_t>(a[0].lo))
+    own = own_point(x, n, lane).lo;
+  Iv r = float_op(n, f, a, profile, own);
   // Without the DenormPreserve execution mode a Vulkan device may flush a denormal result to zero
   // (lavapipe's exp does, below -87.3 for f32): an interval that reaches the denormals also holds
   // zero. Min and max only pick an operand, so they make no new denormal.
