@@ -148,9 +148,9 @@ namespace {
 
 // ---- values: the error-free path ---------------------------------------------------------------
 //
-// Every lane of a batch evaluates the site independently, so the path runs over the batch in
-// arrays (Exec::site_lanes) and without branches on the data: on tie-stressing inputs whether a
-// sum is exact, or a last bit odd, is a coin toss, and a mispredicted branch per decision cost more
+// Every lane of a batch evaluates the site independently, in one loop over the batch whose
+// per-lane work is inline and has no branches on the data: on tie-stressing inputs whether a sum
+// is exact, or a last bit odd, is a coin toss, and a mispredicted branch per decision cost more
 // than the arithmetic.
 
 // hi + lo (|lo| <= ulp(hi) / 2) rounded to odd: the last bit of hi is forced to 1 when lo != 0
@@ -192,55 +192,53 @@ template <bool Plain> struct TermLanes {
   bool mul_exact = false; // FusedMul keeps it exact (an fma's)
 };
 
-// Where the batch's values go: the exact value hi + lo and its rounding to odd, the sum of
-// |products|, and with the models the FusedF32 value (rounded into the source type) and the
-// FusedMul value (rounded to odd), each indexed by lane.
-struct SiteLanes {
-  double *hi, *lo, *odd, *products, *fused_f32, *fused_mul;
+// One lane's values: the exact value hi + lo and its rounding to odd, the sum of |products|, and
+// with the models the FusedF32 value (rounded into the source type) and the FusedMul value
+// (rounded to odd).
+struct LaneExact {
+  ExactValue v;
+  double fused_f32 = 0, fused_mul = 0;
 };
 
 template <bool Plain, size_t N>
-void exact_lanes(const ExactSite& s, const std::array<TermLanes<Plain>, N>& t, uint32_t width,
-                 bool models, const num::FloatControls& c, const SiteLanes& out) {
-  for (uint32_t lane = 0; lane < width; ++lane) {
-    double exact[N], f32[N], mul[N];
-    double products = 0;
-    for (size_t k = 0; k < N; ++k) {
-      double v = static_cast<double>(t[k].a[lane]);
-      double v32 = v, vmul = v;
-      if (t[k].b) {
-        v *= static_cast<double>(t[k].b[lane]); // exact: at most 48 significant bits
-        products += std::fabs(v);
-        if (models) {
-          const double rounded = round_source<Plain>(s, v, c);
-          v32 = t[k].f32_exact ? v : rounded;
-          vmul = t[k].mul_exact ? v : rounded;
-        }
+inline LaneExact lane_exact(const ExactSite& s, const std::array<TermLanes<Plain>, N>& t,
+                            uint32_t lane, bool models, const num::FloatControls& c) {
+  double exact[N], f32[N], mul[N];
+  double products = 0;
+  for (size_t k = 0; k < N; ++k) {
+    double v = static_cast<double>(t[k].a[lane]);
+    double v32 = v, vmul = v;
+    if (t[k].b) {
+      v *= static_cast<double>(t[k].b[lane]); // exact: at most 48 significant bits
+      products += std::fabs(v);
+      if (models) {
+        const double rounded = round_source<Plain>(s, v, c);
+        v32 = t[k].f32_exact ? v : rounded;
+        vmul = t[k].mul_exact ? v : rounded;
       }
-      exact[k] = t[k].negative ? -v : v;
-      f32[k] = t[k].negative ? -v32 : v32;
-      mul[k] = t[k].negative ? -vmul : vmul;
     }
-    double hi = exact[0], lo = 0, f32_sum = f32[0], mul_sum = mul[0];
-    if constexpr (N == 2) {
-      hi = exact[0] + exact[1]; // TwoSum (Knuth): exact[0] + exact[1] == hi + lo exactly
-      const double bb = hi - exact[0];
-      lo = (exact[0] - (hi - bb)) + (exact[1] - bb);
-      f32_sum = odd_sum(f32[0], f32[1]);
-      mul_sum = odd_sum(mul[0], mul[1]);
-    }
-    const bool nan = std::isnan(hi); // inf - inf, 0 * inf, a NaN leaf: the models agree on NaN
-    hi = nan ? kNan : hi;
-    lo = std::isfinite(hi) ? lo : 0;
-    out.hi[lane] = hi;
-    out.lo[lane] = lo;
-    out.odd[lane] = round_to_odd(hi, lo);
-    out.products[lane] = products;
-    if (models) {
-      out.fused_f32[lane] = nan ? kNan : round_source<Plain>(s, f32_sum, c);
-      out.fused_mul[lane] = nan ? kNan : mul_sum;
-    }
+    exact[k] = t[k].negative ? -v : v;
+    f32[k] = t[k].negative ? -v32 : v32;
+    mul[k] = t[k].negative ? -vmul : vmul;
   }
+  double hi = exact[0], lo = 0, f32_sum = f32[0], mul_sum = mul[0];
+  if constexpr (N == 2) {
+    hi = exact[0] + exact[1]; // TwoSum (Knuth): exact[0] + exact[1] == hi + lo exactly
+    const double bb = hi - exact[0];
+    lo = (exact[0] - (hi - bb)) + (exact[1] - bb);
+    f32_sum = odd_sum(f32[0], f32[1]);
+    mul_sum = odd_sum(mul[0], mul[1]);
+  }
+  const bool nan = std::isnan(hi); // inf - inf, 0 * inf, a NaN leaf: the models agree on NaN
+  hi = nan ? kNan : hi;
+  lo = std::isfinite(hi) ? lo : 0;
+  LaneExact out;
+  out.v = {hi, lo, round_to_odd(hi, lo), products};
+  if (models) {
+    out.fused_f32 = nan ? kNan : round_source<Plain>(s, f32_sum, c);
+    out.fused_mul = nan ? kNan : mul_sum;
+  }
+  return out;
 }
 
 // Which tree nodes the FusedF32 and FusedMul models round (shadow.hpp): FusedF32 every add, sub,
@@ -309,25 +307,19 @@ std::array<TermLanes<Plain>, N> term_lanes(Exec& x, const ExactSite& s) {
   return out;
 }
 
-// The error-free path over the batch's lanes [0, width()) (inactive lanes compute garbage, which
-// nothing reads).
-SiteLanes batch_exact(Exec& x, const ExactSite& s, bool models) {
-  const SiteLanes out{x.site_lanes(4), x.site_lanes(5), x.site_lanes(6),
-                      x.site_lanes(7), x.site_lanes(8), x.site_lanes(9)};
-  const num::FloatControls& c = x.options().controls;
-  const uint32_t width = x.width();
+// Calls f with the site's terms (term_lanes) for its source and number of terms.
+template <class F> void with_terms(Exec& x, const ExactSite& s, F&& f) {
   if (s.plain_f32) {
     if (s.terms.size() == 1)
-      exact_lanes<true, 1>(s, term_lanes<true, 1>(x, s), width, models, c, out);
+      f(term_lanes<true, 1>(x, s));
     else
-      exact_lanes<true, 2>(s, term_lanes<true, 2>(x, s), width, models, c, out);
+      f(term_lanes<true, 2>(x, s));
   } else {
     if (s.terms.size() == 1)
-      exact_lanes<false, 1>(s, term_lanes<false, 1>(x, s), width, models, c, out);
+      f(term_lanes<false, 1>(x, s));
     else
-      exact_lanes<false, 2>(s, term_lanes<false, 2>(x, s), width, models, c, out);
+      f(term_lanes<false, 2>(x, s));
   }
-  return out;
 }
 
 } // namespace
@@ -394,11 +386,11 @@ template <class F> void with_narrow(const ExactSite& s, F&& f) {
   f(GenericNarrow{s});
 }
 
-// One shadow record per active lane (shadow.hpp). `exact(lane)` gives the lane's exact value,
-// `models(lane)` its FusedF32 and FusedMul results, `narrow` rounds into the target. Before a
+// One shadow record per active lane (shadow.hpp). `values(lane)` gives the lane's exact value
+// and its FusedF32 and FusedMul results, `narrow` rounds into the target. Before a
 // single-rounding site's result replaces the two-step one in the register.
-template <class Exact, class Models, class Narrow>
-void record_lanes(Exec& x, const Node& n, const ExactSite& s, Exact&& exact, Models&& models,
+template <class Values, class Narrow>
+void record_lanes(Exec& x, const Node& n, const ExactSite& s, Values&& values,
                   const Narrow& narrow) {
   const uint32_t to_bytes = num::info(s.to).total_bits / 8;
   const uint32_t from_bytes = num::info(s.from).total_bits / 8;
@@ -418,8 +410,7 @@ void record_lanes(Exec& x, const Node& n, const ExactSite& s, Exact&& exact, Mod
           group_start += wg_lanes;
           ++workgroup;
         }
-        const ExactValue v = exact(lane);
-        const ModelResults m = models(lane);
+        const auto [v, m] = values(lane);
         const uint64_t two_step = get_slot(result, to_bytes, lane);
         const uint64_t single = narrow(v.odd);
         ShadowRecord& r = records.emplace_back(); // built in place: no 112-byte copy per lane
@@ -450,29 +441,33 @@ void eval_site(Exec& x, const Node& n) {
     const GenericNarrow narrow{s};
     if (s.shadow)
       record_lanes(
-          x, n, s, [&](uint32_t lane) { return exact_value_mpfr(x, s, lane); },
-          [&](uint32_t lane) { return model_results_mpfr(x, s, lane); }, narrow);
+          x, n, s,
+          [&](uint32_t lane) {
+            return std::pair{exact_value_mpfr(x, s, lane), model_results_mpfr(x, s, lane)};
+          },
+          narrow);
     if (s.single)
       for_active(x.mask(), [&](uint32_t lane) {
         set_slot(result, to_bytes, lane, narrow(exact_value_mpfr(x, s, lane).odd));
       });
     return;
   }
-  const SiteLanes v = batch_exact(x, s, s.shadow);
-  with_narrow(s, [&](const auto& narrow) {
-    if (s.shadow)
-      record_lanes(
-          x, n, s,
-          [&](uint32_t lane) {
-            return ExactValue{v.hi[lane], v.lo[lane], v.odd[lane], v.products[lane]};
-          },
-          [&](uint32_t lane) {
-            return ModelResults{narrow(v.fused_f32[lane]), narrow(v.fused_mul[lane])};
-          },
-          narrow);
-    if (s.single)
-      for_active(x.mask(),
-                 [&](uint32_t lane) { set_slot(result, to_bytes, lane, narrow(v.odd[lane])); });
+  const num::FloatControls& c = x.options().controls;
+  with_terms(x, s, [&](const auto& terms) {
+    with_narrow(s, [&](const auto& narrow) {
+      if (s.shadow)
+        record_lanes(
+            x, n, s,
+            [&](uint32_t lane) {
+              const LaneExact e = lane_exact(s, terms, lane, true, c);
+              return std::pair{e.v, ModelResults{narrow(e.fused_f32), narrow(e.fused_mul)}};
+            },
+            narrow);
+      if (s.single)
+        for_active(x.mask(), [&](uint32_t lane) {
+          set_slot(result, to_bytes, lane, narrow(lane_exact(s, terms, lane, false, c).v.odd));
+        });
+    });
   });
 }
 

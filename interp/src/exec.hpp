@@ -181,9 +181,9 @@ public:
   uint32_t* elements() { return elements_.data(); }
   // Four f32 arrays of width() lanes (k < 4), for ops of narrower float formats computed in f32.
   float* wide(uint32_t k) { return wide_.data() + size_t{k} * capacity_; }
-  // kSiteArrays f64 arrays of width() lanes (k < kSiteArrays), for the exact evaluation of a
-  // narrowing site over the whole batch (exact.cpp); allocated when the program has such sites.
-  static constexpr uint32_t kSiteArrays = 10;
+  // kSiteArrays f64 arrays of width() lanes (k < kSiteArrays): the exact values of a narrowing
+  // site's leaves, gathered for the batch (exact.cpp); allocated when the program has such sites.
+  static constexpr uint32_t kSiteArrays = 4;
   double* site_lanes(uint32_t k) { return site_lanes_.data() + size_t{k} * capacity_; }
 
   std::vector<ShadowRecord>& shadow() { return shadow_; }
