@@ -757,11 +757,74 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
   return r;
 }
 
+// The nodes whose interval follows, on every lane, from whether their operands are decided
+// alone: an integer or boolean result of decided operands is exact (undecided otherwise), and a
+// leaf, a builtin or a load from a buffer the launch does not write is its own value (a load with
+// an undecided index is undecided). One pass over the lanes instead of lane_value's dispatch per
+// lane, with lane_value's results; false for every other node.
+bool bulk_node(Exec& x, IntervalState& s, const Node& n, Iv* out) {
+  using ir::OpFamily;
+  const bool float_result = is_float_type(n.type);
+  bool own = false; // the node's own value (a point), else decided (Iv{})
+  switch (ir::info(n.op).family) {
+  case OpFamily::Leaf:
+  case OpFamily::Builtin:
+    own = true;
+    break;
+  case OpFamily::Memory:
+    if (element_intervals(x, s, n.expr->space, n.expr->ref))
+      return false;
+    own = true;
+    break;
+  case OpFamily::Compare:
+    if (is_float_type(n.arg_type))
+      return false;
+    break;
+  case OpFamily::Arith:
+  case OpFamily::Sign:
+  case OpFamily::MinMax:
+  case OpFamily::Fma:
+  case OpFamily::Math:
+  case OpFamily::Integral:
+    if (float_result)
+      return false;
+    break;
+  case OpFamily::Logic:
+  case OpFamily::Shift:
+    break;
+  case OpFamily::Convert:
+  case OpFamily::Bits:
+  case OpFamily::Select:
+    return false;
+  }
+  // Operands whose intervals are not kept are points of their registers: decided.
+  std::array<const Iv*, 4> kept{};
+  int count = 0;
+  for (int i = 0; i < n.nargs && i < 4; ++i)
+    if (s.kept(n.arg[i]))
+      kept[count++] = s.reg(n.arg[i]);
+  const bool point_value = own && float_result;
+  const num::Format f = point_value ? ir::format_of(n.type) : num::Format::F32;
+  const std::byte* reg = x.reg<std::byte>(n.reg);
+  const uint32_t bytes = slot_bytes(n.type);
+  for_active(x.mask(), [&](uint32_t lane) {
+    bool undecided = false;
+    for (int k = 0; k < count; ++k)
+      undecided |= kept[k][lane].undecided;
+    out[lane] = undecided     ? kUndecided
+                : point_value ? point(value_of(f, get_slot(reg, bytes, lane)))
+                              : Iv{};
+  });
+  return true;
+}
+
 } // namespace
 
 void interval_node(Exec& x, const Node& n) {
   IntervalState& s = *x.intervals();
   Iv* out = s.reg(n.reg);
+  if (bulk_node(x, s, n, out))
+    return;
   for_active(x.mask(), [&](uint32_t lane) { out[lane] = lane_value(x, s, n, lane); });
 }
 
