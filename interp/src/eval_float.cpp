@@ -139,12 +139,22 @@ template <ir::ScalarType T> void narrow(const float* in, uint16_t* out, uint32_t
 // The f32 loop of Op on the exactly widened operands, then one rounding per lane: numerics'
 // result, as the comment at the top says. The f32 results are canonical, so NaNs narrow to the
 // canonical f16 or bf16 NaN.
+// A constant operand was widened once per launch (Exec::fixed_wide), and an operand that repeats
+// an earlier one (x * x) is widened once.
 template <ir::ScalarType T, class Op> void via_f32(Exec& x, const Node& n) {
   const uint32_t w = x.width();
-  for (uint32_t k = 0; k < n.nargs; ++k)
-    widen<T>(x.reg<uint16_t>(n.arg[k]), x.wide(k), w);
-  const float* a = x.wide(0);
-  lanes<Op>(a, n.nargs > 1 ? x.wide(1) : a, n.nargs > 2 ? x.wide(2) : a, x.wide(3), w);
+  const float* in[3] = {};
+  for (uint32_t k = 0; k < n.nargs && k < 3; ++k) {
+    if (const float* fixed = x.fixed_wide(n.arg[k])) {
+      in[k] = fixed;
+    } else if (k > 0 && n.arg[k] == n.arg[k - 1]) {
+      in[k] = in[k - 1];
+    } else {
+      widen<T>(x.reg<uint16_t>(n.arg[k]), x.wide(k), w);
+      in[k] = x.wide(k);
+    }
+  }
+  lanes<Op>(in[0], n.nargs > 1 ? in[1] : in[0], n.nargs > 2 ? in[2] : in[0], x.wide(3), w);
   narrow<T>(x.wide(3), x.reg<uint16_t>(n.reg), w);
 }
 

@@ -4,7 +4,9 @@
 
 #include "accum.hpp"
 #include "halfway/ir/bits.hpp"
+#include "halfway/ir/format.hpp"
 #include "halfway/ir/printer.hpp"
+#include "halfway/numerics/convert.hpp"
 #include "interval.hpp"
 #include "slots.hpp"
 
@@ -133,6 +135,13 @@ void Exec::setup_fixed() {
       break;
     }
     fill_slots(reg<std::byte>(n.reg), slot_bytes(n.type), capacity_, v);
+    // f16 and bf16 constants widened once for the ops computed through f32 (eval_float.cpp).
+    if (n.type == ir::ScalarType::F16 || n.type == ir::ScalarType::BF16) {
+      if (fixed_wide_.size() < p_.registers)
+        fixed_wide_.resize(p_.registers);
+      const float wide = static_cast<float>(num::to_double(ir::format_of(n.type), v));
+      fixed_wide_[n.reg].assign(capacity_, wide);
+    }
   }
 }
 

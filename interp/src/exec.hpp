@@ -181,6 +181,11 @@ public:
   uint32_t* elements() { return elements_.data(); }
   // Four f32 arrays of width() lanes (k < 4), for ops of narrower float formats computed in f32.
   float* wide(uint32_t k) { return wide_.data() + size_t{k} * capacity_; }
+  // For an f16 or bf16 constant or scalar parameter register, its value widened to f32 on every
+  // lane (set up once per launch); null for any other register.
+  const float* fixed_wide(uint32_t r) const {
+    return r < fixed_wide_.size() && !fixed_wide_[r].empty() ? fixed_wide_[r].data() : nullptr;
+  }
   // kSiteArrays f64 arrays of width() lanes (k < kSiteArrays): the exact values of a narrowing
   // site's leaves, gathered for the batch (exact.cpp); allocated when the program has such sites.
   static constexpr uint32_t kSiteArrays = 4;
@@ -343,6 +348,7 @@ private:
   std::vector<uint8_t> scratch_;                   // one byte per lane, for loop conditions
   std::vector<uint32_t> elements_;                 // elements()
   std::vector<float> wide_;                        // wide()
+  std::vector<std::vector<float>> fixed_wide_;     // fixed_wide(), by register
   std::vector<double> site_lanes_;                 // site_lanes()
   // dot_loop's scratch: the counter's values, and per load the element of each lane without the
   // counter's part. Allocated only for programs with dot loops.

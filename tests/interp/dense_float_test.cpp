@@ -176,6 +176,44 @@ TEST(DenseFloat, HalfSqrtExhaustive) {
   }
 }
 
+// f16 and bf16 ops computed through f32 with constant operands (widened once per launch,
+// Exec::fixed_wide) and a repeated operand (x * x, widened once): every pattern, against numerics.
+template <class T, class U> void check_constants(ScalarType type) {
+  auto k = kernel("consts", {64}, {"a", "out"}, [](In<T> a, Out<T> out) {
+    Var i(global_id(0), "i");
+    If(i < a.size(), [&] {
+      Var x(a[i], "x");
+      out[i] = min(max(x * x - Value<T>(1.0), Value<T>(0.0)), Value<T>(1.5)) +
+               clamp(x, Value<T>(-2.0), Value<T>(0.25));
+    });
+  });
+  const num::Format f = ir::format_of(type);
+  std::vector<U> all(65536 + 5);
+  for (size_t v = 0; v < all.size(); ++v)
+    all[v] = static_cast<U>(v);
+  auto in = buffer(type, all);
+  rt::HostBuffer out(type, all.size());
+  launch(k, all.size(), {rt::Arg::of(in), rt::Arg::of(out)});
+  const std::vector<U> got = contents<U>(out);
+  auto c = [&](float v) { return num::from_double(f, v); };
+  size_t wrong = 0;
+  for (size_t v = 0; v < all.size(); ++v) {
+    const uint64_t x = all[v];
+    const uint64_t left =
+        num::min(f, num::max(f, num::sub(f, num::mul(f, x, x), c(1)), c(0)), c(1.5f));
+    const uint64_t want = num::add(f, left, num::clamp(f, x, c(-2), c(0.25f)));
+    if (got[v] != want && ++wrong <= 5)
+      ADD_FAILURE() << ir::name(type) << " x = " << std::hex << x << ": got " << got[v]
+                    << ", numerics " << want;
+  }
+  EXPECT_EQ(wrong, 0u) << ir::name(type);
+}
+
+TEST(DenseFloat, HalfConstantsAndRepeatedOperands) {
+  check_constants<f16, uint16_t>(ScalarType::F16);
+  check_constants<bf16, uint16_t>(ScalarType::BF16);
+}
+
 // exp and exp2 over the batch (eval_float.cpp exp_batch): the fast path's evaluation on every lane,
 // numerics for the lanes its rounding test leaves undecided. Every f16 and bf16 pattern, and f32
 // edges, random patterns and inputs the test cannot decide (found with numerics' own test), in
