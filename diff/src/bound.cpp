@@ -133,7 +133,9 @@ Bound single_rounding_bound(const ir::Kernel& kernel, const ir::NarrowingSite& s
         s == num::Format::F64
             ? num::f64_bits(detail::sum_nearest(record.exact_hi, record.exact_lo, delta))
             : num::from_double(s, detail::sum_odd(record.exact_hi, record.exact_lo, delta));
-    return num::convert_bits(s, src, t, r, ov);
+    // convert_bits(s, src, t, r, ov), through from_double's fast paths: the source value is exact
+    // in a double, and both round it once into t.
+    return num::from_double(t, num::to_double(s, src), r, ov);
   };
   uint64_t d1 = once(-b.error), d2 = twice(-b.error), u1 = once(b.error), u2 = twice(b.error);
   b.lo = end_value(t, d1) <= end_value(t, d2) ? d1 : d2;
