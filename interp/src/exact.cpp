@@ -11,6 +11,7 @@
 #include "halfway/numerics/nearest.hpp"
 #include "slots.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -401,7 +402,10 @@ void record_lanes(Exec& x, const Node& n, const ExactSite& s, Values&& values,
   uint64_t workgroup = x.first_workgroup();
   uint32_t group_start = 0;
   std::vector<ShadowRecord>& records = x.shadow();
-  records.reserve(records.size() + x.mask().count());
+  // Geometric growth: an exact reserve per evaluation would copy every record so far each time
+  // (a site in a loop).
+  if (const size_t need = records.size() + x.mask().count(); need > records.capacity())
+    records.reserve(std::max(need, 2 * records.capacity()));
   // Inlined into for_active's loops: a call per lane, its captures reloaded, cost as much as the
   // record itself.
   for_active(

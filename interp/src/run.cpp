@@ -96,11 +96,10 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
       if (param.type == ir::ScalarType::F32) { // the common case, without a call per element
         const std::byte* data = b.data();
         for (uint64_t e = 0; e < b.size(); ++e) {
-          float v;
-          std::memcpy(&v, data + e * sizeof(float), sizeof v);
-          // (NaNs as num::to_double makes them: canonical, with their sign)
-          const double d =
-              v == v ? static_cast<double>(v) : num::to_double(num::Format::F32, num::f32_bits(v));
+          uint32_t bits;
+          std::memcpy(&bits, data + e * sizeof bits, sizeof bits);
+          // Integer code, not a float conversion, which a caller's DAZ would flush.
+          const double d = num::to_double(num::Format::F32, bits);
           out[e] = {d, d, false};
         }
       } else if (ir::is_float(param.type)) {

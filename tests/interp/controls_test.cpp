@@ -3,6 +3,9 @@
 // bits and conversions are untouched; each format follows its own flag (bf16 follows f32's).
 #include "helpers.hpp"
 
+#include <bit>
+#include <xmmintrin.h>
+
 using namespace halfway;
 using namespace halfway::interp;
 using namespace halfway::interp::test;
@@ -114,6 +117,38 @@ TEST(FloatControls, EachFormatHasItsOwnFlag) {
   EXPECT_EQ(bb, 0x0000);
   EXPECT_EQ(b64, 0.0);
   (void)bw;
+}
+
+// The interval shadow's start: every element of a written buffer is the point of its contents,
+// read with integer code, whatever the caller's MXCSR says (a caller with DAZ on once turned an
+// f32 subnormal's starting point into 0).
+TEST(FloatControls, IntervalsStartFromTheBitsUnderACallersDaz) {
+  auto k = kernel("untouched", {64}, {"x", "y"}, [](In<float> x, Out<float> y) {
+    Var i(global_id(0), "i");
+    If(i == 100000u, [&] { y[i] = x[i]; }); // never true: y keeps its contents
+  });
+  const std::vector<float> values = {std::bit_cast<float>(0x00000001u),
+                                     std::bit_cast<float>(0x807fffffu), 1.5f, -0.0f};
+  auto x = buffer(ScalarType::F32, std::vector<uint32_t>(values.size(), 0));
+  rt::HostBuffer y(ScalarType::F32, values.size());
+  for (size_t e = 0; e < values.size(); ++e)
+    y.set_bits(e, std::bit_cast<uint32_t>(values[e]));
+  Options o;
+  o.intervals = true;
+  const unsigned saved = _mm_getcsr();
+  _mm_setcsr(saved | 0x8040); // FTZ and DAZ on the calling thread
+  const Stats s =
+      run(k, rt::Grid{{1, 1, 1}}, std::vector<rt::Arg>{rt::Arg::of(x), rt::Arg::of(y)}, o);
+  _mm_setcsr(saved);
+  ASSERT_EQ(s.intervals.size(), 2u);
+  ASSERT_EQ(s.intervals[1].size(), values.size());
+  for (size_t e = 0; e < values.size(); ++e) {
+    const ValueInterval& iv = s.intervals[1][e];
+    EXPECT_EQ(std::bit_cast<uint64_t>(iv.lo), std::bit_cast<uint64_t>(double{values[e]}))
+        << "element " << e;
+    EXPECT_EQ(std::bit_cast<uint64_t>(iv.hi), std::bit_cast<uint64_t>(double{values[e]}))
+        << "element " << e;
+  }
 }
 
 } // namespace
