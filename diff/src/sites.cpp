@@ -64,7 +64,7 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
       out->format = *float_format(param.type);
       out->nan_only = !num::flushes(out->format, controls) && controls.preserve_signed_zero_inf_nan;
       const num::FormatInfo& info = num::info(out->format);
-      out->magnitude_mask = ~info.sign_mask & (info.sign_mask | (info.sign_mask - 1));
+      out->magnitude_mask = info.sign_mask - 1; // the sign is the top bit
       out->nan_above = info.has_inf ? info.exp_mask : info.max_finite;
       out->size = args[p].buffer->size();
       out->device.emplace(*device[p].buffer);
