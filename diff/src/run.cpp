@@ -27,16 +27,24 @@ namespace {
 
 constexpr size_t kNoRecord = std::numeric_limits<size_t>::max();
 
-// Copies of the argument buffers, one per distinct buffer, so that aliasing survives.
+// Copies of the argument buffers, one per distinct buffer, so that aliasing survives. With
+// `share_inputs`, a buffer that only read-only parameters are bound to is passed as it is: for
+// the reference, which the verifier keeps from storing to them (a copy per run of a large input
+// cost as much as the rest of a strict diff). The device always gets copies: it is what is under
+// test, and a device that writes an input must not change the caller's buffers.
 struct Copies {
   std::vector<rt::HostBuffer> buffers;
   std::vector<rt::Arg> args;
   std::map<const rt::HostBuffer*, rt::HostBuffer*> of; // original -> copy
 
-  explicit Copies(std::span<const rt::Arg> in) {
+  Copies(const ir::Kernel& k, std::span<const rt::Arg> in, bool share_inputs) {
+    std::map<const rt::HostBuffer*, bool> written;
+    for (size_t p = 0; p < in.size(); ++p)
+      if (in[p].buffer)
+        written[in[p].buffer] |= k.params[p].access != ir::Access::Read;
     buffers.reserve(in.size()); // never reallocates: the Args point into it
     for (const rt::Arg& a : in) {
-      if (!a.buffer) {
+      if (!a.buffer || (share_inputs && !written[a.buffer])) {
         args.push_back(a);
         continue;
       }
@@ -213,7 +221,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
   const bool single = report.budget.single_rounding.has_value();
   const bool relaxed = report.budget.relaxed_accumulation.has_value();
 
-  Copies reference(args), on_device(args);
+  Copies reference(k, args, true), on_device(k, args, false);
   const std::vector<ir::NarrowingSite> sites = ir::narrowing_sites(k);
   bool barriers = false;
   for (const ir::NarrowingSite& s : sites)
