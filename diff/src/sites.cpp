@@ -1,5 +1,6 @@
 #include "sites.hpp"
 
+#include "fast_bound.hpp"
 #include "halfway/diff/compare.hpp"
 
 #include <cmath>
@@ -38,14 +39,18 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
                      bool single, std::span<const rt::Arg> args, std::span<const rt::Arg> device,
                      const num::FloatControls& controls, bool exact_models, size_t max_shown)
     : kernel_(kernel), controls_(controls), exact_models_(exact_models),
-      barrier_(kernel.exprs.size(), nullptr), by_param_(args.size(), nullptr),
-      is_buffer_(args.size(), false),
+      barrier_(kernel.exprs.size(), nullptr), fast_site_(kernel.exprs.size(), 0),
+      by_param_(args.size(), nullptr), is_buffer_(args.size(), false),
       nowhere_(std::make_unique<std::atomic<uint64_t>[]>(kernel.exprs.size())) {
   bool any = false;
   if (single)
     for (const ir::NarrowingSite& s : sites)
       if (s.needs_barrier()) {
         barrier_[s.convert] = &s;
+        const ir::RoundingMode m = kernel.expr(s.convert).rounding;
+        fast_site_[s.convert] = s.from == ir::ScalarType::F32 &&
+                                m != ir::RoundingMode::TowardZero && m != ir::RoundingMode::Up &&
+                                m != ir::RoundingMode::Down;
         any = true;
       }
   for (size_t p = 0; p < args.size(); ++p) {
@@ -61,6 +66,9 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
       out->type = param.type;
       out->format = *float_format(param.type);
       out->nan_only = !num::flushes(out->format, controls) && controls.preserve_signed_zero_inf_nan;
+      out->fast =
+          out->nan_only && (out->format == num::Format::F16 || out->format == num::Format::BF16 ||
+                            out->format == num::Format::F32);
       const num::FormatInfo& info = num::info(out->format);
       out->magnitude_mask = info.sign_mask - 1; // the sign is the top bit
       out->nan_above = info.has_inf ? info.exp_mask : info.max_finite;
@@ -105,17 +113,36 @@ void SiteJudge::judge(const interp::ShadowRecord& r, const ir::NarrowingSite& si
     if (equals_device(ref)) {
       flags |= kSiteSame;
     } else {
-      const Bound bound = single_rounding_bound(kernel_, site, r, ref, controls_);
-      const bool inside = accepts(bound, out.type, ref, d, controls_);
+      std::optional<Bound> bound;
+      bool inside = false;
+      const std::optional<FastVerdict> fast =
+          out.fast && fast_site_[r.site]
+              ? fast_verdict(out.format, r, skipped_error(kernel_, site, r), ref, d)
+              : std::nullopt;
+      if (fast) {
+        inside = fast->inside;
+        ratio = ratio_up(fast->ratio);
+      } else {
+        bound = single_rounding_bound(kernel_, site, r, ref, controls_);
+        inside = accepts(*bound, out.type, ref, d, controls_);
+        if (auto x = bound_ratio(*bound, out.format, ref, d, controls_))
+          ratio = ratio_up(*x);
+      }
       const bool explained = flags >= kSiteModels;
       if (inside)
         flags |= kSiteInside;
-      if (auto x = bound_ratio(bound, out.format, ref, d, controls_))
-        ratio = ratio_up(*x);
+      // What a report shows needs the bound itself: built for the few elements kept.
+      auto offer = [&](Shown& shown) {
+        if (!shown.wants(i))
+          return;
+        if (!bound)
+          bound = single_rounding_bound(kernel_, site, r, ref, controls_);
+        shown.offer(i, {*bound, r.models});
+      };
       if (exact_models_ ? !explained : !inside)
-        out.violations->offer(i, {bound, r.models});
+        offer(*out.violations);
       if (!explained && inside)
-        out.unexplained->offer(i, {bound, r.models});
+        offer(*out.unexplained);
     }
     // Relaxed: distinct elements never share a byte, and an element two workgroups store is a
     // race in the kernel itself (either record may win, as either value may).

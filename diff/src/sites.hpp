@@ -84,6 +84,10 @@ private:
   class Shown {
   public:
     explicit Shown(size_t cap) : cap_(cap) {}
+    // Whether offer(index, ...) may keep the element (a lower index than the kept ones, or room).
+    bool wants(uint64_t index) const {
+      return cap_ != 0 && index <= cutoff_.load(std::memory_order_relaxed);
+    }
     void offer(uint64_t index, const SiteDetail& detail);
     const SiteDetail* find(uint64_t index) const;
 
@@ -99,6 +103,8 @@ private:
     num::Format format = num::Format::F32;
     // num::same_result is bit equality or two NaNs under the controls (judge()).
     bool nan_only = false;
+    // f16, bf16 or f32 under nan_only: the bound of a fast site is decided inline (sites.cpp).
+    bool fast = false;
     // A pattern is a NaN when its magnitude bits exceed nan_above (num::is_nan).
     uint64_t magnitude_mask = 0, nan_above = 0;
     uint64_t size = 0;
@@ -121,6 +127,8 @@ private:
   bool exact_models_;
   // Indexed by expression id: the site whose convert it is, when that site needs a barrier.
   std::vector<const ir::NarrowingSite*> barrier_;
+  // Indexed by expression id: the site is an f32 producer narrowed to nearest (fast_verdict).
+  std::vector<uint8_t> fast_site_;
   // Per parameter: its output (null for scalars, read-only and non-float buffers), whether it is
   // a buffer at all, and the caller's buffer it is bound to.
   std::vector<Output*> by_param_;

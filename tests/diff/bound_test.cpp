@@ -3,6 +3,7 @@
 // exactly {two-step, one rounding} for a product, and its error term is what the spec says.
 #include "exact.hpp"
 #include "examples.hpp"
+#include "fast_bound.hpp"
 #include "halfway/diff/bound.hpp"
 #include "halfway/diff/compare.hpp"
 #include "halfway/diff/inputs.hpp"
@@ -256,4 +257,86 @@ TEST(Bound, ErrorFreeSumMatchesMpfr) {
     for (double other : {1.0, -1.0, 0x1p-1022, 0x1.fffffffffffffp1023})
       check(special, other, -other);
   EXPECT_EQ(mismatches, 0) << "of " << cases;
+}
+
+// The site judge's inline verdict (fast_bound.hpp) against the generic bound, accepts and
+// bound_ratio, on real records of tie-stressing multiply-adds (f16, bf16), two-product chains
+// and products, for device values at the rounding models and up to 40 ulps either side: the same
+// inside/outside and the same ratio, bit for bit, wherever the fast path answers, and it answers
+// for nearly every element.
+TEST(Bound, FastVerdictAgreesWithTheGenericBound) {
+  const size_t n = 6000;
+  struct Case {
+    ir::VerifiedKernel k;
+    ScalarType t;
+    std::vector<rt::HostBuffer> in;
+  };
+  std::vector<Case> cases;
+  {
+    inputs::MulAdd m = inputs::tie_stress(n, ScalarType::F16, 31);
+    cases.push_back({examples::narrow_f16(), ScalarType::F16, {}});
+    cases.back().in.push_back(std::move(m.a));
+    cases.back().in.push_back(std::move(m.b));
+    cases.back().in.push_back(std::move(m.c));
+  }
+  {
+    inputs::MulAdd m = inputs::tie_stress(n, ScalarType::BF16, 32);
+    cases.push_back({mul_add_bf16(), ScalarType::BF16, {}});
+    cases.back().in.push_back(std::move(m.a));
+    cases.back().in.push_back(std::move(m.b));
+    cases.back().in.push_back(std::move(m.c));
+  }
+  {
+    inputs::MulAdd m = inputs::product_ties(n, ScalarType::F16, 33, {-22, -10}); // subnormals
+    cases.push_back({product_kernel(ScalarType::F16), ScalarType::F16, {}});
+    cases.back().in.push_back(std::move(m.a));
+    cases.back().in.push_back(std::move(m.b));
+  }
+  {
+    cases.push_back({two_products(), ScalarType::F16, {}});
+    for (uint32_t seed = 1; seed <= 4; ++seed) {
+      cases.back().in.emplace_back(ScalarType::F32, n);
+      inputs::fill_random(cases.back().in.back(), seed, {-8, 6});
+    }
+  }
+  for (Case& c : cases) {
+    std::vector<rt::HostBuffer*> inputs;
+    for (rt::HostBuffer& b : c.in)
+      inputs.push_back(&b);
+    Outcome o = check_both_models(c.k, inputs, c.t, n);
+    const ir::NarrowingSite& site = o.sites.at(0);
+    const num::Format f = *float_format(c.t);
+    const uint64_t sign = uint64_t{1} << 15;
+    size_t answered = 0, asked = 0, outside = 0;
+    for (const interp::ShadowRecord& rec : o.records) {
+      const uint64_t r = rec.result_bits;
+      std::vector<uint64_t> devices(rec.models.begin(), rec.models.end());
+      for (uint64_t k : {1, 2, 3, 7, 40})
+        for (uint64_t d : {r + k, r - k})
+          if (((d ^ r) & sign) == 0) // the same sign: k patterns away
+            devices.push_back(d & 0xffff);
+      const double error = skipped_error(c.k.kernel(), site, rec);
+      const Bound bound = single_rounding_bound(c.k.kernel(), site, rec, r, {});
+      for (uint64_t d : devices) {
+        if (same_bits(c.t, r, d, {}))
+          continue;
+        ++asked;
+        const std::optional<diff::detail::FastVerdict> fast =
+            diff::detail::fast_verdict(f, rec, error, r, d);
+        if (!fast)
+          continue;
+        ++answered;
+        const bool inside = accepts(bound, c.t, r, d, {});
+        outside += !inside;
+        ASSERT_EQ(fast->inside, inside)
+            << c.k.name() << " " << describe(bound, c.t) << " device " << format_value(c.t, d);
+        const std::optional<double> ratio = bound_ratio(bound, f, r, d, {});
+        ASSERT_TRUE(ratio.has_value()) << c.k.name();
+        ASSERT_EQ(std::bit_cast<uint64_t>(fast->ratio), std::bit_cast<uint64_t>(*ratio))
+            << c.k.name() << " " << describe(bound, c.t) << " device " << format_value(c.t, d);
+      }
+    }
+    EXPECT_GT(answered, asked * 9 / 10) << c.k.name();
+    EXPECT_GT(outside, 0u) << c.k.name() << ": no device value outside the bound was tried";
+  }
 }
