@@ -7,6 +7,7 @@
 #include <limits>
 #include <mpfr.h>
 #include <optional>
+#include <utility>
 
 namespace halfway::diff::detail {
 
@@ -88,7 +89,28 @@ double sum_nearest(double a, double b, double c) {
   return mpfr_get_d(s.x, MPFR_RNDN);
 }
 
+namespace {
+
+// a * b as p + e exactly (TwoProd with an FMA), when the product is finite and far enough from
+// the subnormal range that its error term is exact; nothing otherwise.
+std::optional<std::pair<double, double>> exact_product(double a, double b) {
+  const double p = a * b;
+  if (!std::isfinite(p) || std::fabs(p) < 0x1p-960)
+    return std::nullopt;
+  return std::pair{p, std::fma(a, b, -p)};
+}
+
+} // namespace
+
 double mul_add_odd(double a, double b, double c) {
+  // The error-free path first: the input generators test millions of candidates.
+  if (const auto pe = exact_product(a, b))
+    if (const std::optional<double> fast = fast_sum_odd(pe->first, pe->second, c))
+      return *fast;
+  return mul_add_odd_mpfr(a, b, c);
+}
+
+double mul_add_odd_mpfr(double a, double b, double c) {
   Scratch& s = scratch();
   mpfr_set_prec(s.x, Scratch::kBits); // set_sum may have narrowed it
   mpfr_set_d(s.x, a, MPFR_RNDN);
@@ -98,6 +120,15 @@ double mul_add_odd(double a, double b, double c) {
 }
 
 int compare_mul_add(double a, double b, double c, double m) {
+  // An exact product (f32 operands) leaves three terms, whose sum rounded to odd has the exact
+  // sum's sign, and is zero only when it is.
+  if (const auto pe = exact_product(a, b); pe && pe->second == 0)
+    if (const std::optional<double> fast = fast_sum_odd(pe->first, c, -m))
+      return *fast < 0 ? -1 : *fast > 0 ? 1 : 0;
+  return compare_mul_add_mpfr(a, b, c, m);
+}
+
+int compare_mul_add_mpfr(double a, double b, double c, double m) {
   Scratch& s = scratch();
   mpfr_set_prec(s.x, Scratch::kBits); // set_sum may have narrowed it
   mpfr_set_d(s.x, a, MPFR_RNDN);

@@ -61,10 +61,15 @@ double sum_odd_mpfr(double a, double b, double c = 0);
 // The exact value of a + b + c rounded to nearest-even into a double.
 double sum_nearest(double a, double b, double c = 0);
 // The exact value of a * b + c rounded to odd into a double (exact for f32 operands; at 2400
-// bits, for any doubles whose exponents are not too far apart).
+// bits, for any doubles whose exponents are not too far apart). Error-free arithmetic decides the
+// common case, MPFR the rest.
 double mul_add_odd(double a, double b, double c);
+// The same, always through MPFR (tests compare).
+double mul_add_odd_mpfr(double a, double b, double c);
 
-// Sign of (a * b + c) - m, exactly: -1, 0 or +1. All four must be finite.
+// Sign of (a * b + c) - m, exactly: -1, 0 or +1. All four must be finite. Error-free when a * b
+// is exact in a double (f32 operands), else MPFR.
 int compare_mul_add(double a, double b, double c, double m);
+int compare_mul_add_mpfr(double a, double b, double c, double m);
 
 } // namespace halfway::diff::detail

@@ -340,3 +340,51 @@ TEST(Bound, FastVerdictAgreesWithTheGenericBound) {
     EXPECT_GT(outside, 0u) << c.k.name() << ": no device value outside the bound was tried";
   }
 }
+
+// The generators' exact multiply-add and comparison (exact.hpp): the error-free paths agree with
+// MPFR on f32 operands near f16 and bf16 ties, on cancellations, on general doubles and on
+// special values.
+TEST(Bound, ErrorFreeMulAddMatchesMpfr) {
+  std::mt19937_64 rng(8);
+  auto random_double = [&](int lo, int hi) {
+    const double m = 1 + std::ldexp(static_cast<double>(rng() >> 12), -52);
+    const int e = lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1));
+    return std::ldexp((rng() & 1) ? -m : m, e);
+  };
+  auto random_float = [&](int lo, int hi) {
+    return static_cast<double>(static_cast<float>(random_double(lo, hi)));
+  };
+  int mismatches = 0, cases = 0;
+  auto check = [&](double a, double b, double c, double m) {
+    ++cases;
+    const double fast = diff::detail::mul_add_odd(a, b, c);
+    const double slow = diff::detail::mul_add_odd_mpfr(a, b, c);
+    if (std::bit_cast<uint64_t>(fast) != std::bit_cast<uint64_t>(slow) &&
+        !(std::isnan(fast) && std::isnan(slow)) && ++mismatches <= 10)
+      ADD_FAILURE() << std::hexfloat << a << " * " << b << " + " << c << ": " << fast << " vs "
+                    << slow;
+    if (std::isfinite(a) && std::isfinite(b) && std::isfinite(c) && std::isfinite(m) &&
+        diff::detail::compare_mul_add(a, b, c, m) !=
+            diff::detail::compare_mul_add_mpfr(a, b, c, m) &&
+        ++mismatches <= 10)
+      ADD_FAILURE() << std::hexfloat << a << " * " << b << " + " << c << " vs " << m;
+  };
+  for (int k = 0; k < 100'000; ++k) {
+    const double a = random_float(-10, 10), b = random_float(-10, 10);
+    const double p = a * b;
+    const double c = random_float(-20, 20);
+    check(a, b, c, p + c);                      // the rounded sum: above, below or on it
+    check(a, b, -static_cast<float>(p), 0);     // cancellation down to the product's error
+    check(a, b, c, std::nextafter(p + c, 0.0)); // one double ulp away
+    check(a, b, 0, static_cast<float>(p));      // a product against its f32 rounding
+    check(random_double(-500, 500), random_double(-500, 500), random_double(-900, 900),
+          random_double(-900, 900)); // general doubles: inexact products
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  for (double special : {0.0, -0.0, kInf, -kInf, std::numeric_limits<double>::quiet_NaN(),
+                         0x1p-1074, 0x1p-1000, 0x1p1000, 0x1.fffffffffffffp1023})
+    for (double other : {1.0, -1.0, 0x1p-1022, 0x1p600, 0x1.fffffffffffffp1023})
+      for (double c : {0.0, -0.0, 1.0, -other})
+        check(special, other, c, 1.0);
+  EXPECT_EQ(mismatches, 0) << "of " << cases;
+}
