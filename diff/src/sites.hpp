@@ -19,11 +19,11 @@
 #include "halfway/interp/shadow.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/runtime/buffer.hpp"
-#include "halfway/support/large_memory.hpp"
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -109,13 +109,14 @@ private:
     uint64_t magnitude_mask = 0, nan_above = 0;
     uint64_t size = 0;
     std::optional<ElementBits> device; // the device's result
-    // Large, zeroed, huge-page advised (support/large_memory.hpp): the workers fault them in
-    // where they judge, in parallel.
-    support::LargeArray<uint8_t> flags;
+    struct Free {
+      void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t[], Free> flags; // zeroed (calloc)
     // Written with the flags' kSiteRecord bit, and only read where it is set.
-    support::LargeArray<float> ratio;
+    std::unique_ptr<float[]> ratio;
     // The value the element's last site record stored (a float type of at most 32 bits).
-    support::LargeArray<uint32_t> stored;
+    std::unique_ptr<uint32_t[]> stored;
     std::unique_ptr<Shown> violations, unexplained;
   };
 

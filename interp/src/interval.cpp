@@ -591,7 +591,7 @@ Iv own_point(Exec& x, const Node& n, uint32_t lane) {
 
 // The intervals of buffer, shared or private array `id` (null: a read-only buffer, whose
 // elements are points). A private array's are lane-major (IntervalState::private_array).
-IvArray* element_intervals(Exec& x, IntervalState& s, ir::Space space, uint32_t id) {
+std::vector<Iv>* element_intervals(Exec& x, IntervalState& s, ir::Space space, uint32_t id) {
   if (space == ir::Space::Shared)
     return &s.shared(id);
   if (space == ir::Space::Private)
@@ -602,7 +602,7 @@ IvArray* element_intervals(Exec& x, IntervalState& s, ir::Space space, uint32_t 
 
 // The interval an access with indices `regs` (one per dimension, kNone past the rank) names at
 // `lane`, or null when an index is outside its dimension (the access itself then fails).
-Iv* element_at(Exec& x, IvArray& elems, ir::Space space, uint32_t id,
+Iv* element_at(Exec& x, std::vector<Iv>& elems, ir::Space space, uint32_t id,
                const std::array<uint32_t, 3>& regs, const std::array<ir::ScalarType, 3>& types,
                uint32_t lane) {
   const ir::Kernel& k = *x.program().kernel;
@@ -668,7 +668,7 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
     if (a[0].undecided)
       return kUndecided;
     const ir::Expr& e = *n.expr;
-    IvArray* elems = element_intervals(x, s, e.space, e.ref);
+    std::vector<Iv>* elems = element_intervals(x, s, e.space, e.ref);
     if (!elems)
       return own_point(x, n, lane);
     std::array<uint32_t, 3> regs{};
@@ -866,7 +866,7 @@ void interval_for_step(Exec& x, uint32_t local, uint32_t step_reg, const LaneMas
 void interval_store(Exec& x, const CStmt& cs, const LaneMask& m) {
   IntervalState& s = *x.intervals();
   const ir::Stmt& st = *cs.stmt;
-  IvArray* elems = element_intervals(x, s, st.space, st.mem);
+  std::vector<Iv>* elems = element_intervals(x, s, st.space, st.mem);
   if (!elems)
     return;
   const Program& p = x.program();
@@ -899,7 +899,7 @@ void interval_store(Exec& x, const CStmt& cs, const LaneMask& m) {
 void interval_atomic(Exec& x, const CStmt& cs, const LaneMask& m) {
   IntervalState& s = *x.intervals();
   const ir::Stmt& st = *cs.stmt;
-  IvArray* elems = element_intervals(x, s, st.space, st.mem);
+  std::vector<Iv>* elems = element_intervals(x, s, st.space, st.mem);
   if (!elems)
     return;
   const Program& p = x.program();

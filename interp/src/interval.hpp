@@ -14,8 +14,6 @@
 namespace halfway::interp {
 
 using Iv = ValueInterval;
-// Per element or lane: as large as the launch's buffers or batches (huge-page advised).
-using IvArray = support::LargeVector<Iv>;
 
 class IntervalState {
 public:
@@ -27,20 +25,20 @@ public:
   bool kept(uint32_t r) const { return kept_[r] != 0; }
   ir::ScalarType type(uint32_t r) const { return types_[r]; }
   uint8_t* lane_undecided() { return lanes_.data(); }
-  IvArray& shared(uint32_t id) { return shared_[id]; }
+  std::vector<Iv>& shared(uint32_t id) { return shared_[id]; }
   // Private array `id`'s intervals, lane-major: lane l's element e is at l * size + e.
-  IvArray& private_array(uint32_t id) { return private_[id]; }
+  std::vector<Iv>& private_array(uint32_t id) { return private_[id]; }
 
   void begin_batch(uint32_t lanes);
 
 private:
   uint32_t capacity_;
-  IvArray regs_;
+  std::vector<Iv> regs_;
   std::vector<uint8_t> kept_;
   std::vector<ir::ScalarType> types_;
   std::vector<uint8_t> lanes_; // per lane: a branch or loop condition was undecided
-  std::vector<IvArray> shared_;
-  std::vector<IvArray> private_;
+  std::vector<std::vector<Iv>> shared_;
+  std::vector<std::vector<Iv>> private_;
 };
 
 // After node n's own evaluation, on the active lanes.

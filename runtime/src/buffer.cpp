@@ -1,7 +1,6 @@
 #include "halfway/runtime/buffer.hpp"
 
 #include "halfway/support/error.hpp"
-#include "halfway/support/large_memory.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -60,8 +59,6 @@ HostBuffer::HostBuffer(ir::ScalarType type, size_t count) : type_(type), count_(
       bool ok = data_span == 0 || ::mmap(base, data_span, PROT_READ | PROT_WRITE,
                                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == base;
       if (ok) {
-        // Before the first touch: huge pages fault in a large buffer 512 times less often.
-        support::advise_huge_pages(base, data_span);
         mapping_ = base;
         mapping_bytes_ = total;
         data_ = static_cast<std::byte*>(base) + data_span - bytes;

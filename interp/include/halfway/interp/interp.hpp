@@ -70,7 +70,6 @@
 #include "halfway/numerics/float_controls.hpp"
 #include "halfway/runtime/buffer.hpp"
 #include "halfway/runtime/cancel.hpp"
-#include "halfway/support/large_memory.hpp"
 
 #include <span>
 #include <vector>
@@ -139,7 +138,7 @@ struct Stats {
   std::vector<AccumulationRecord> accumulations;
   // With Options::intervals: per parameter, one interval per element of a written buffer (empty
   // for the others); an element the launch did not write is the point of its contents.
-  std::vector<support::LargeVector<ValueInterval>> intervals;
+  std::vector<std::vector<ValueInterval>> intervals;
   // With Options::intervals: lanes that took a branch or loop whose condition the intervals could
   // not decide (a device could have taken the other way, so what they did not store is unknown).
   uint64_t undecided_lanes = 0;
