@@ -202,7 +202,7 @@ struct LaneExact {
 };
 
 template <bool Plain, size_t N>
-inline LaneExact lane_exact(const ExactSite& s, const std::array<TermLanes<Plain>, N>& t,
+__attribute__((always_inline)) inline LaneExact lane_exact(const ExactSite& s, const std::array<TermLanes<Plain>, N>& t,
                             uint32_t lane, bool models, const num::FloatControls& c) {
   double exact[N], f32[N], mul[N];
   double products = 0;
@@ -358,7 +358,7 @@ namespace {
 // Rounding a double into the site's target: inline for nearest-even into f16, bf16 and f32 (the
 // shadow narrows three values per lane), num::from_double otherwise.
 template <num::Format To> struct NearestNarrow {
-  uint64_t operator()(double v) const {
+  __attribute__((always_inline)) uint64_t operator()(double v) const {
     if ((num::f64_bits(v) & 0x7ff0000000000000u) == 0x7ff0000000000000u)
       return num::from_double(To, v);
     return num::nearest::from_finite<To>(v);
