@@ -31,15 +31,18 @@
 //     diff::Report r = diff::run(kernel, device, grid, args);
 //     if (!r.ok()) std::cerr << diff::to_text(r);
 // where `args` holds one rt::Arg per parameter, as for Device::launch. The caller's buffers are
-// never written: the reference and the device each run on their own copies (a buffer bound to
-// several parameters stays one buffer in each copy). Output buffers are the write and read_write
-// parameters; the inputs are the read and read_write parameters as given.
+// never written: the device runs on its own copies of every buffer, the reference on copies of
+// the buffers it may write (a buffer bound to several parameters stays one buffer in each copy)
+// and reads the read-only ones in place, which the verifier keeps it from storing to. Output
+// buffers are the write and read_write parameters; the inputs are the read and read_write
+// parameters as given.
 //
-// Cost: two launches and three copies of the buffers. When single rounding holds the device runs
-// first and the reference run's shadow records are judged batch by batch as the interpreter
-// makes them (models, and for an element that differs the §4 bound with an error-free exact sum,
-// MPFR only where that cannot decide): nothing per evaluation is kept, only one byte and one
-// float per output element. Under relaxed accumulation one accumulation record (about 80 bytes)
+// Cost: two launches, one copy of every buffer and two of every output. When single rounding
+// holds the device runs first and the reference run's shadow records are judged batch by batch
+// as the interpreter makes them (models, and for an element that differs the §4 bound, inline for
+// f32 producers rounded to nearest, with an error-free exact sum elsewhere and MPFR only where
+// that cannot decide): nothing per evaluation is kept, only a byte, a float and the stored value
+// per output element. Under relaxed accumulation one accumulation record (about 80 bytes)
 // per lane per store of an accumulation local, and per-lane bookkeeping in the reference run.
 //
 // Inconclusive comparisons: a comparison that cannot tell a right device from a wrong one never
