@@ -2,10 +2,11 @@
 //
 // f32 and f64 +, -, *, /, fma, sqrt, min, max and clamp run as plain loops over every lane of the
 // batch (inactive lanes compute garbage nobody reads) on the host's IEEE instructions, with NaN
-// results made canonical. f16 and bf16 +, -, *, /, sqrt, min, max and clamp widen the batch
-// exactly to f32, run the f32 loop and round the results once back (numerics' bulk f16
-// conversions use F16C where the build has it): the same values numerics computes, since these
-// ops are correctly rounded through f32 (Figueroa, arith.hpp) and min and max return an operand.
+// results made canonical. f16 and bf16 +, -, *, / and sqrt widen the batch exactly to f32, run
+// the f32 loop and round the results once back (numerics' bulk f16 conversions use F16C where the
+// build has it): the same values numerics computes, since these ops are correctly rounded through
+// f32 (Figueroa, arith.hpp). Their min, max and clamp return an operand (or the canonical NaN),
+// and compare the bits instead.
 // Everything else, and every op of a format the float controls flush, goes through numerics one
 // active lane at a time.
 #include "exec.hpp"
@@ -156,6 +157,47 @@ template <ir::ScalarType T, class Op> void via_f32(Exec& x, const Node& n) {
   }
   lanes<Op>(in[0], n.nargs > 1 ? in[1] : in[0], n.nargs > 2 ? in[2] : in[0], x.wide(3), w);
   narrow<T>(x.wide(3), x.reg<uint16_t>(n.reg), w);
+}
+
+// min, max and clamp of f16 and bf16 on the bits: the result is one operand exactly (widening is
+// exact and so is narrowing it back) or, for two NaNs, the canonical NaN, so the widening and the
+// rounding of via_f32 (two F16C conversions per lane) are not needed. Operands compare as
+// integers ordered like their values, -0 below +0 (min_max's semantics); equal keys are equal
+// bits. Branch-free, so that it vectorises.
+template <ir::ScalarType T, bool Max> inline uint16_t bits_min_max(uint16_t a, uint16_t b) {
+  constexpr uint16_t kExp = T == ir::ScalarType::F16 ? 0x7c00 : 0x7f80;
+  constexpr uint16_t kNan = T == ir::ScalarType::F16 ? 0x7e00 : 0x7fc0; // canonical
+  auto key = [](uint16_t u) {
+    const int32_t m = u & 0x7fff;
+    return (u & 0x8000) ? -m - 1 : m;
+  };
+  const bool a_nan = (a & 0x7fff) > kExp, b_nan = (b & 0x7fff) > kExp;
+  const int32_t ka = key(a), kb = key(b);
+  const uint16_t ordered = (Max ? ka >= kb : ka <= kb) ? a : b;
+  return a_nan ? (b_nan ? kNan : b) : b_nan ? a : ordered;
+}
+
+template <ir::ScalarType T, ir::Op O> void bits_lanes(Exec& x, const Node& n) {
+  const uint16_t* a = x.reg<uint16_t>(n.arg[0]);
+  const uint16_t* b = x.reg<uint16_t>(n.arg[1]);
+  uint16_t* __restrict r = x.reg<uint16_t>(n.reg);
+  const uint32_t w = x.width();
+  if constexpr (O == ir::Op::Clamp) {
+    const uint16_t* hi = x.reg<uint16_t>(n.arg[2]);
+    for (uint32_t i = 0; i < w; ++i)
+      r[i] = bits_min_max<T, false>(bits_min_max<T, true>(a[i], b[i]), hi[i]);
+  } else {
+    for (uint32_t i = 0; i < w; ++i)
+      r[i] = bits_min_max<T, O == ir::Op::Max>(a[i], b[i]);
+  }
+}
+
+// The f16/bf16 evaluator of min, max or clamp; nullptr for f32 and f64 (dense_of decides).
+template <ir::Op O, class T> EvalFn bits_of() {
+  if constexpr (std::is_floating_point_v<T>)
+    return nullptr;
+  else
+    return bits_lanes<T::value, O>;
 }
 
 // ---- exp and exp2 over the batch ----------------------------------------------------------------
@@ -416,11 +458,20 @@ template <class T> EvalFn fast_eval(ir::Op op) {
     else
       return dense_of<Fma, T>();
   case ir::Op::Min:
-    return dense_of<Min, T>();
+    if constexpr (narrow)
+      return bits_of<ir::Op::Min, T>();
+    else
+      return dense_of<Min, T>();
   case ir::Op::Max:
-    return dense_of<Max, T>();
+    if constexpr (narrow)
+      return bits_of<ir::Op::Max, T>();
+    else
+      return dense_of<Max, T>();
   case ir::Op::Clamp:
-    return dense_of<Clamp, T>();
+    if constexpr (narrow)
+      return bits_of<ir::Op::Clamp, T>();
+    else
+      return dense_of<Clamp, T>();
   case ir::Op::Sqrt:
     return dense_of<Sqrt, T>();
   case ir::Op::Const:

@@ -209,6 +209,56 @@ template <class T, class U> void check_constants(ScalarType type) {
   EXPECT_EQ(wrong, 0u) << ir::name(type);
 }
 
+// min, max and clamp of f16 and bf16, which compare the bits (eval_float.cpp bits_min_max): every
+// pattern against every edge value (zeros of both signs, subnormals, infinities, NaNs quiet and
+// signalling, with payloads and signs), as both operands, against numerics.
+template <class T> void check_min_max_exhaustive(ScalarType type) {
+  auto k =
+      kernel("min_max16", {64}, {"a", "b", "c", "out"}, [](In<T> a, In<T> b, In<T> c, Out<T> out) {
+        Var i(global_id(0), "i");
+        If(i < a.size(), [&] {
+          Var x(a[i], "x");
+          Var y(b[i], "y");
+          Var o(i * 5u, "o");
+          out[o] = min(x, y);
+          out[o + 1u] = max(x, y);
+          out[o + 2u] = min(y, x);
+          out[o + 3u] = clamp(x, y, c[i]);
+          out[o + 4u] = clamp(y, x, c[i]);
+        });
+      });
+  const num::Format f = ir::format_of(type);
+  const std::vector<uint64_t> e = edges(f);
+  std::vector<uint16_t> a, b, c;
+  for (uint32_t v = 0; v < 65536; ++v)
+    for (size_t j = 0; j < e.size(); ++j) {
+      a.push_back(static_cast<uint16_t>(v));
+      b.push_back(static_cast<uint16_t>(e[j]));
+      c.push_back(static_cast<uint16_t>(e[(v + 3 * j) % e.size()]));
+    }
+  auto ba = buffer(type, a), bb = buffer(type, b), bc = buffer(type, c);
+  rt::HostBuffer out(type, a.size() * 5);
+  launch(k, a.size(), {rt::Arg::of(ba), rt::Arg::of(bb), rt::Arg::of(bc), rt::Arg::of(out)});
+  const std::vector<uint16_t> got = contents<uint16_t>(out);
+  size_t wrong = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const uint64_t want[5] = {num::min(f, a[i], b[i]), num::max(f, a[i], b[i]),
+                              num::min(f, b[i], a[i]), num::clamp(f, a[i], b[i], c[i]),
+                              num::clamp(f, b[i], a[i], c[i])};
+    for (int op = 0; op < 5; ++op)
+      if (got[i * 5 + op] != want[op] && ++wrong <= 5)
+        ADD_FAILURE() << ir::name(type) << " op " << op << " on " << std::hex << a[i] << ", "
+                      << b[i] << ", " << c[i] << ": got " << got[i * 5 + op] << ", numerics "
+                      << want[op];
+  }
+  EXPECT_EQ(wrong, 0u) << ir::name(type);
+}
+
+TEST(DenseFloat, HalfMinMaxExhaustive) {
+  check_min_max_exhaustive<f16>(ScalarType::F16);
+  check_min_max_exhaustive<bf16>(ScalarType::BF16);
+}
+
 TEST(DenseFloat, HalfConstantsAndRepeatedOperands) {
   check_constants<f16, uint16_t>(ScalarType::F16);
   check_constants<bf16, uint16_t>(ScalarType::BF16);
