@@ -4,7 +4,10 @@
 #include "halfway/support/error.hpp"
 
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <optional>
+#include <thread>
 #include <tuple>
 
 namespace halfway::diff::inputs {
@@ -34,9 +37,9 @@ MulAdd from_list(const std::vector<Triple>& list) {
 }
 
 void copy_element(const MulAdd& from, size_t i, MulAdd& to, size_t j) {
-  to.a.set_bits(j, from.a.get_bits(i));
-  to.b.set_bits(j, from.b.get_bits(i));
-  to.c.set_bits(j, from.c.get_bits(i));
+  to.a.as<float>()[j] = from.a.as<float>()[i];
+  to.b.as<float>()[j] = from.b.as<float>()[i];
+  to.c.as<float>()[j] = from.c.as<float>()[i];
 }
 
 } // namespace
@@ -102,8 +105,29 @@ MulAdd tie_stress(size_t n, ir::ScalarType target, uint64_t seed) {
   auto family = [](size_t i) { return i % 10 < 4 ? 0 : i % 10 < 8 ? 1 : i % 10 == 8 ? 2 : 3; };
   for (size_t i = 0; i < n; ++i)
     ++counts[family(i)];
-  const MulAdd parts[4] = {mul_add_ties(counts[0], target, seed),
-                           product_ties(counts[1], target, seed + 1),
+  // The families are independent (a seed each): the product ties are searched on a second
+  // thread while this one searches the multiply-add ties (the search is most of the time of a
+  // large diff's input generation).
+  std::optional<MulAdd> products;
+  std::exception_ptr failed;
+  std::thread worker([&] {
+    try {
+      products.emplace(product_ties(counts[1], target, seed + 1));
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  std::optional<MulAdd> mul_adds;
+  try {
+    mul_adds.emplace(mul_add_ties(counts[0], target, seed));
+  } catch (...) {
+    worker.join();
+    throw;
+  }
+  worker.join();
+  if (failed)
+    std::rethrow_exception(failed);
+  const MulAdd parts[4] = {std::move(*mul_adds), std::move(*products),
                            cancellation(counts[2], target, seed + 2), edge_triples(target)};
   MulAdd out{rt::HostBuffer(ir::ScalarType::F32, n), rt::HostBuffer(ir::ScalarType::F32, n),
              rt::HostBuffer(ir::ScalarType::F32, n)};

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <set>
+#include <tuple>
 
 using namespace halfway;
 using namespace halfway::diff::inputs;
@@ -94,6 +95,31 @@ TEST_P(Ties, TieStressMixesTheFamilies) {
   const double rate = static_cast<double>(differing(m, GetParam())) / n;
   std::printf("tie stress (%s): %.4f of %zu differ\n", ir::name(GetParam()).data(), rate, n);
   EXPECT_GT(rate, 0.35);
+}
+
+// The families are searched on two threads: the mix must still be the families' own sequences,
+// interleaved in a fixed pattern (0-3 multiply-add ties, 4-7 product ties, 8 cancellation, 9
+// edges), the same for the same seed.
+TEST_P(Ties, TieStressIsTheFamiliesInterleaved) {
+  const size_t n = 4000;
+  MulAdd m = tie_stress(n, GetParam(), 17);
+  MulAdd again = tie_stress(n, GetParam(), 17);
+  MulAdd mul_adds = mul_add_ties(n * 4 / 10, GetParam(), 17);
+  MulAdd products = product_ties(n * 4 / 10, GetParam(), 18);
+  MulAdd cancels = cancellation(n / 10, GetParam(), 19);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = i / 10 * 4 + i % 10 % 4;
+    const MulAdd* from = i % 10 < 4 ? &mul_adds : i % 10 < 8 ? &products : &cancels;
+    const size_t j = i % 10 < 8 ? k : i / 10;
+    for (auto [x, y, z] :
+         {std::tuple{&m.a, &again.a, &from->a}, std::tuple{&m.b, &again.b, &from->b},
+          std::tuple{&m.c, &again.c, &from->c}}) {
+      ASSERT_EQ(x->get_bits(i), y->get_bits(i)) << i;
+      if (i % 10 != 9) {
+        ASSERT_EQ(x->get_bits(i), z->get_bits(j)) << i;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, Ties, ::testing::Values(ScalarType::F16, ScalarType::BF16),
