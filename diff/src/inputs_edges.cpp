@@ -7,6 +7,7 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <span>
 #include <thread>
 #include <tuple>
 
@@ -36,11 +37,11 @@ MulAdd from_list(const std::vector<Triple>& list) {
   return out;
 }
 
-void copy_element(const MulAdd& from, size_t i, MulAdd& to, size_t j) {
-  to.a.as<float>()[j] = from.a.as<float>()[i];
-  to.b.as<float>()[j] = from.b.as<float>()[i];
-  to.c.as<float>()[j] = from.c.as<float>()[i];
-}
+// The three operand buffers of a MulAdd as float spans (typed once, not per element).
+struct Operands {
+  std::span<const float> a, b, c;
+  explicit Operands(const MulAdd& m) : a(m.a.as<float>()), b(m.b.as<float>()), c(m.c.as<float>()) {}
+};
 
 } // namespace
 
@@ -131,10 +132,16 @@ MulAdd tie_stress(size_t n, ir::ScalarType target, uint64_t seed) {
                            cancellation(counts[2], target, seed + 2), edge_triples(target)};
   MulAdd out{rt::HostBuffer(ir::ScalarType::F32, n), rt::HostBuffer(ir::ScalarType::F32, n),
              rt::HostBuffer(ir::ScalarType::F32, n)};
+  const Operands from[4] = {Operands(parts[0]), Operands(parts[1]), Operands(parts[2]),
+                            Operands(parts[3])};
+  const std::span<float> a = out.a.as<float>(), b = out.b.as<float>(), c = out.c.as<float>();
   size_t next[4] = {0, 0, 0, 0};
   for (size_t i = 0; i < n; ++i) {
     const int f = family(i);
-    copy_element(parts[f], next[f]++ % parts[f].a.size(), out, i);
+    const size_t j = next[f]++ % from[f].a.size();
+    a[i] = from[f].a[j];
+    b[i] = from[f].b[j];
+    c[i] = from[f].c[j];
   }
   return out;
 }
