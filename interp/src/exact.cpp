@@ -202,8 +202,9 @@ struct LaneExact {
 };
 
 template <bool Plain, size_t N>
-__attribute__((always_inline)) inline LaneExact lane_exact(const ExactSite& s, const std::array<TermLanes<Plain>, N>& t,
-                            uint32_t lane, bool models, const num::FloatControls& c) {
+__attribute__((always_inline)) inline LaneExact
+lane_exact(const ExactSite& s, const std::array<TermLanes<Plain>, N>& t, uint32_t lane, bool models,
+           const num::FloatControls& c) {
   double exact[N], f32[N], mul[N];
   double products = 0;
   for (size_t k = 0; k < N; ++k) {
