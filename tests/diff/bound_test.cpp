@@ -33,6 +33,12 @@ struct Outcome {
 
 // Runs `k` (inputs a, b, c[, d] of f32, output out) in both models and checks every shadowed
 // element of the output against its bound.
+// The same double bit for bit, or two NaNs (the error-free paths against MPFR).
+bool same_double(double x, double y) {
+  return std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y) ||
+         (std::isnan(x) && std::isnan(y));
+}
+
 Outcome check_both_models(const ir::VerifiedKernel& k, std::vector<rt::HostBuffer*> inputs,
                           ScalarType out_type, size_t n, num::FloatControls controls = {}) {
   Outcome o{rt::HostBuffer(out_type, n), rt::HostBuffer(out_type, n), {}, {}, 0, 0, 0};
@@ -235,8 +241,7 @@ TEST(Bound, ErrorFreeSumMatchesMpfr) {
     ++cases;
     const double fast = diff::detail::sum_odd(a, b, c);
     const double slow = diff::detail::sum_odd_mpfr(a, b, c);
-    if (std::bit_cast<uint64_t>(fast) != std::bit_cast<uint64_t>(slow) &&
-        !(std::isnan(fast) && std::isnan(slow)) && ++mismatches <= 10)
+    if (!same_double(fast, slow) && ++mismatches <= 10)
       ADD_FAILURE() << std::hexfloat << a << " + " << b << " + " << c << ": " << fast << " vs "
                     << slow;
   };
@@ -359,8 +364,7 @@ TEST(Bound, ErrorFreeMulAddMatchesMpfr) {
     ++cases;
     const double fast = diff::detail::mul_add_odd(a, b, c);
     const double slow = diff::detail::mul_add_odd_mpfr(a, b, c);
-    if (std::bit_cast<uint64_t>(fast) != std::bit_cast<uint64_t>(slow) &&
-        !(std::isnan(fast) && std::isnan(slow)) && ++mismatches <= 10)
+    if (!same_double(fast, slow) && ++mismatches <= 10)
       ADD_FAILURE() << std::hexfloat << a << " * " << b << " + " << c << ": " << fast << " vs "
                     << slow;
     if (std::isfinite(a) && std::isfinite(b) && std::isfinite(c) && std::isfinite(m) &&
