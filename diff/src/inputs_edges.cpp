@@ -37,10 +37,12 @@ MulAdd from_list(const std::vector<Triple>& list) {
   return out;
 }
 
-// The three operand buffers of a MulAdd as float spans (typed once, not per element).
+// The three operand buffers of a MulAdd as spans of their bit patterns (typed once, not per
+// element; copied as integers, so that no NaN is ever touched by a float instruction).
 struct Operands {
-  std::span<const float> a, b, c;
-  explicit Operands(const MulAdd& m) : a(m.a.as<float>()), b(m.b.as<float>()), c(m.c.as<float>()) {}
+  std::span<const uint32_t> a, b, c;
+  explicit Operands(const MulAdd& m)
+      : a(m.a.as<uint32_t>()), b(m.b.as<uint32_t>()), c(m.c.as<uint32_t>()) {}
 };
 
 } // namespace
@@ -134,7 +136,8 @@ MulAdd tie_stress(size_t n, ir::ScalarType target, uint64_t seed) {
              rt::HostBuffer(ir::ScalarType::F32, n)};
   const Operands from[4] = {Operands(parts[0]), Operands(parts[1]), Operands(parts[2]),
                             Operands(parts[3])};
-  const std::span<float> a = out.a.as<float>(), b = out.b.as<float>(), c = out.c.as<float>();
+  const std::span<uint32_t> a = out.a.as<uint32_t>(), b = out.b.as<uint32_t>(),
+                            c = out.c.as<uint32_t>();
   size_t next[4] = {0, 0, 0, 0};
   for (size_t i = 0; i < n; ++i) {
     const int f = family(i);

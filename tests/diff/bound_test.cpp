@@ -320,6 +320,7 @@ TEST(Bound, FastVerdictAgreesWithTheGenericBound) {
         for (uint64_t d : {r + k, r - k})
           if (((d ^ r) & sign) == 0) // the same sign: k patterns away
             devices.push_back(d & 0xffff);
+      devices.push_back(r ^ sign); // the other sign (-0 against +0 among them)
       const double error = skipped_error(c.k.kernel(), site, rec);
       const Bound bound = single_rounding_bound(c.k.kernel(), site, rec, r, {});
       for (uint64_t d : devices) {
