@@ -153,6 +153,12 @@ struct Fp8Arith {
   uint32_t nan_above = 0;   // (code & 0x7f) > nan_above: NaN
   uint32_t nan[2] = {0, 0}; // the table's NaN bits, sign clear and set
   bool valid = false;
+  // The f16 quiet NaN of each sign (0x7e00, 0xfe00), widened and scaled, gives the table's NaN:
+  // NaN codes are then replaced by it among the 16-bit patterns, before the widening. That is one
+  // 16-bit compare and blend per code where a choice among the widened f32 values takes a compare,
+  // a sign extension of the mask and a blend twice (the NaN of the sign, then NaN or value): the
+  // E4M3 GEMV's decode, whose formula makes no NaN by itself, was half again the E5M2 one's.
+  bool nan_from_half = false;
   // The formula alone gives every NaN code a NaN of the code's sign, and the table's NaNs are
   // the canonical +-qNaN: the result is then SignedPayload without the select (e5m2, whose codes
   // are the top byte of an f16).
@@ -187,6 +193,12 @@ Fp8Arith fp8_arith(ir::ScalarType t) {
       return a;
   }
   a.valid = true;
+  a.nan_from_half = true;
+  for (uint32_t sign = 0; sign < 2; ++sign) {
+    const auto h = static_cast<uint16_t>((sign << 15) | 0x7e00);
+    const float widened = std::bit_cast<float>(num::f16_to_f32(h)) * a.scale;
+    a.nan_from_half = a.nan_from_half && std::bit_cast<uint32_t>(widened) == a.nan[sign];
+  }
   a.nan_keeps_sign = a.nan[0] == 0x7fc00000u && a.nan[1] == 0xffc00000u;
   for (uint32_t code = 0; code < 256; ++code) {
     const uint32_t mag = code & 0x7f, sign = code >> 7;
@@ -221,11 +233,17 @@ bool fp8_widening_keeps_nan_sign(ir::ScalarType t) {
     ::llvm::Value* mag = b_.CreateAnd(code, b_.getInt16(0x7f));
     ::llvm::Value* sign = b_.CreateAnd(code, b_.getInt16(0x80));
     ::llvm::Value* h = b_.CreateOr(b_.CreateShl(sign, 8), b_.CreateShl(mag, a.shift));
+    const bool canonical_nan = !(signed_payload && a.nan_keeps_sign);
+    auto is_nan = [&] { return b_.CreateICmpUGT(mag, b_.getInt16(a.nan_above)); };
+    if (canonical_nan && a.nan_from_half)
+      h = b_.CreateSelect(is_nan(), b_.CreateOr(b_.CreateShl(sign, 8), b_.getInt16(0x7e00)), h);
     ::llvm::Value* f = b_.CreateFPExt(b_.CreateBitCast(h, b_.getHalfTy()), b_.getFloatTy());
     if (a.scale != 1.0f)
       f = b_.CreateFMul(f, ::llvm::ConstantFP::get(b_.getFloatTy(), a.scale));
-    if (signed_payload && a.nan_keeps_sign)
+    if (!canonical_nan)
       return f; // a NaN here has its code's sign: the interpreter's NaN up to the payload
+    if (a.nan_from_half)
+      return f; // the quiet f16 NaN went through the widening and the product unchanged
     auto f32 = [&](uint32_t v) {
       return ::llvm::ConstantFP::get(
           ctx_, ::llvm::APFloat(::llvm::APFloat::IEEEsingle(), ::llvm::APInt(32, v)));
@@ -234,7 +252,7 @@ bool fp8_widening_keeps_nan_sign(ir::ScalarType t) {
         a.nan[0] == a.nan[1]
             ? f32(a.nan[0])
             : b_.CreateSelect(b_.CreateICmpNE(sign, b_.getInt16(0)), f32(a.nan[1]), f32(a.nan[0]));
-    return b_.CreateSelect(b_.CreateICmpUGT(mag, b_.getInt16(a.nan_above)), nan, f);
+    return b_.CreateSelect(is_nan(), nan, f);
   }
   std::string name = std::string("halfway.") + std::string(ir::name(t)) + "_to_f32";
   ::llvm::GlobalVariable* table = m_.getGlobalVariable(name, true);
