@@ -596,6 +596,21 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
   ::llvm::AllocaInst* go = entry_alloca(b_.getInt1Ty(), "lockstep.go");
   // go = every lane's j at step i is below the end.
   auto all_go = [&](::llvm::Value* i) {
+    if (!is_signed) {
+      // The start is local_id(0) + u, so lane l's j is j0 + l (wrapping), j0 lane 0's: every
+      // lane's j is below n exactly when j0 < n and n - j0 >= lanes. (If j0 < n but n - j0 <
+      // lanes, lane n - j0 reaches n without wrapping.) One compare per step instead of a loop
+      // over the lanes, which was a tenth of a split-k GEMV's step.
+      set_uniform_lane();
+      begin_statement();
+      ::llvm::Value* j0 = b_.CreateAdd(expr(loop->a).v, b_.CreateMul(i, expr(loop->c).v));
+      ::llvm::Value* end = expr(loop->b).v;
+      ::llvm::Value* room = b_.CreateSub(end, j0);
+      b_.CreateStore(b_.CreateAnd(b_.CreateICmpULT(j0, end),
+                                  b_.CreateICmpUGE(room, ::llvm::ConstantInt::get(ty, lanes))),
+                     go);
+      return;
+    }
     b_.CreateStore(b_.getTrue(), go);
     lane_loop([&] {
       ::llvm::Value* j = var_at(i);
