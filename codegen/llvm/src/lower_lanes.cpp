@@ -600,7 +600,7 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
       // The start is local_id(0) + u, so lane l's j is j0 + l (wrapping), j0 lane 0's: every
       // lane's j is below n exactly when j0 < n and n - j0 >= lanes. (If j0 < n but n - j0 <
       // lanes, lane n - j0 reaches n without wrapping.) One compare per step instead of a loop
-      // over the lanes, which was a tenth of a split-k GEMV's step.
+      // over the lanes (29 of the E5M2 GEMV step's ~540 cycles in llvm-mca on an AVX2 Zen host).
       set_uniform_lane();
       begin_statement();
       ::llvm::Value* j0 = b_.CreateAdd(expr(loop->a).v, b_.CreateMul(i, expr(loop->c).v));
