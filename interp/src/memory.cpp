@@ -292,9 +292,7 @@ void store_all(Exec& x, const CStmt& cs, const Target& t) {
     const E* value = x.reg<E>(x.program().nodes[s.b].reg);
     E* base = reinterpret_cast<E*>(t.base);
     if (t.space == ir::Space::Shared) {
-      for (uint32_t i = 0; i < n; ++i)
-        if (x.shared_access(t.id, el[i], i, SharedAccess::Write, ir::kNone, s.line))
-          base[el[i]] = value[i];
+      x.shared_writes(t.id, el, s.line, [&](uint32_t i) { base[el[i]] = value[i]; });
       return;
     }
     if (uniform(el, n)) {
