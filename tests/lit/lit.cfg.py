@@ -68,9 +68,13 @@ for feature in features.split(","):
 
 # The CPU device vectorises narrowings 16 wide on hosts with AVX-512 (codegen/llvm/src/host.cpp
 # asks LLVM for the host's features; the kernel reads the same CPUID bit).
+# Without AVX-512 but with F16C, code that rounds to f16 gets 8.
 try:
     with open("/proc/cpuinfo") as cpuinfo:
-        if any(line.startswith("flags") and " avx512f" in line for line in cpuinfo):
+        flags = next((line for line in cpuinfo if line.startswith("flags")), "") + " "
+        if " avx512f " in flags:
             config.available_features.add("avx512")
+        if " f16c " in flags:
+            config.available_features.add("f16c")
 except OSError:
     pass

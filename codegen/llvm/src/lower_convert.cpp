@@ -228,7 +228,7 @@ bool fp8_widening_keeps_nan_sign(ir::ScalarType t) {
   const Fp8Arith& a = arith_of(t);
   if (a.valid) {
     // LLVM's cost model widens the f16 -> f32 conversion 4 wide: the lane loop gets the f16 hint.
-    note_narrows_f16();
+    note_narrows_f16(false);
     ::llvm::Value* code = b_.CreateZExt(bits, b_.getInt16Ty());
     ::llvm::Value* mag = b_.CreateAnd(code, b_.getInt16(0x7f));
     ::llvm::Value* sign = b_.CreateAnd(code, b_.getInt16(0x80));

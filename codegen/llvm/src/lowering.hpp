@@ -242,17 +242,21 @@ private:
     ::llvm::BasicBlock* done = nullptr; // end of the current lane's part
     bool return_sets_flag = false;      // a return must tell the code after the lane loop
     // What the part's code turned out to hold, read when its lane loop closes.
-    bool escapes = false;     // it set the escape flag somewhere
-    bool narrows_f16 = false; // it narrows to f16 (lane_loop_metadata's vector width)
-    bool may_fail = false;    // it holds checked code
+    bool escapes = false;       // it set the escape flag somewhere
+    bool narrows_f16 = false;   // it converts between f32 and f16 (lane_loop_metadata's width)
+    bool rounds_to_f16 = false; // ... and rounds to f16, not only widens (fp8 decoding)
+    bool may_fail = false;      // it holds checked code
     // Lockstep lanes (emit_lanes_lockstep): the part's LaneScalar locals live in per-lane
     // arrays while it runs, since three lane loops share them.
     bool lane_scalars_per_lane = false;
   };
   LanePart* lane_part_ = nullptr;
-  void note_narrows_f16() {
-    if (lane_part_)
+  // `rounds`: an f32 -> f16 rounding (a narrowing, f16 arithmetic), not only a widening.
+  void note_narrows_f16(bool rounds = true) {
+    if (lane_part_) {
       lane_part_->narrows_f16 = true;
+      lane_part_->rounds_to_f16 = lane_part_->rounds_to_f16 || rounds;
+    }
   }
 
   struct LoopTargets {

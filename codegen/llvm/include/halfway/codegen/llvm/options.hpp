@@ -57,7 +57,8 @@ struct LlvmOptions {
   bool noalias_buffers = true;
   // Width hint (llvm.loop.vectorize.width) for lane loops that narrow f32 to f16. LLVM 19's x86
   // cost model vectorises that conversion only 4 wide; 16 is 2.5x faster on AVX-512
-  // (docs/measured.md). 0: 16 when the host has AVX-512, else no hint. 1: never.
+  // (docs/measured.md). 0: 16 when the host has AVX-512; else 8 with F16C for code that rounds
+  // to f16 (fp8 decoding, which only widens, runs faster without it); else no hint. 1: never.
   unsigned narrowing_vector_width = 0;
   // Every launch of this code has at most 2^32 lanes, so global_id(0) never wraps: the code may
   // then run `if (global_id(0) < n)` as a loop over [0, n) (lane_guard.hpp). The CPU device sets
