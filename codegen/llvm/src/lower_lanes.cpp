@@ -558,7 +558,6 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
   };
   ir::ScalarType t = k_.locals[loop->local].type;
   ::llvm::Type* ty = value_type(t);
-  bool is_signed = ir::info(t).is_signed;
   // j = start + i * step for the current lane (the bounds are pure: evaluating them again is
   // evaluating them once).
   auto var_at = [&](::llvm::Value* i) {
@@ -593,31 +592,20 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
     b_.CreateCondBr(cond, then_bb, skip);
     b_.SetInsertPoint(then_bb);
   }
-  ::llvm::AllocaInst* go = entry_alloca(b_.getInt1Ty(), "lockstep.go");
-  // go = every lane's j at step i is below the end.
+  // Whether every lane's j at step i is below the end. The start is local_id(0) + u, so the loop
+  // variable is a u32 (the verifier gives it its start's type) and lane l's j is j0 + l
+  // (wrapping), j0 lane 0's: every lane's j is below n exactly when j0 < n and n - j0 >= lanes
+  // (if j0 < n but n - j0 < lanes, lane n - j0 reaches n without wrapping). One compare per step
+  // instead of a loop over the lanes (29 of the E5M2 GEMV step's ~540 cycles in llvm-mca on an
+  // AVX2 Zen host).
   auto all_go = [&](::llvm::Value* i) {
-    if (!is_signed) {
-      // The start is local_id(0) + u, so lane l's j is j0 + l (wrapping), j0 lane 0's: every
-      // lane's j is below n exactly when j0 < n and n - j0 >= lanes. (If j0 < n but n - j0 <
-      // lanes, lane n - j0 reaches n without wrapping.) One compare per step instead of a loop
-      // over the lanes (29 of the E5M2 GEMV step's ~540 cycles in llvm-mca on an AVX2 Zen host).
-      set_uniform_lane();
-      begin_statement();
-      ::llvm::Value* j0 = b_.CreateAdd(expr(loop->a).v, b_.CreateMul(i, expr(loop->c).v));
-      ::llvm::Value* end = expr(loop->b).v;
-      ::llvm::Value* room = b_.CreateSub(end, j0);
-      b_.CreateStore(b_.CreateAnd(b_.CreateICmpULT(j0, end),
-                                  b_.CreateICmpUGE(room, ::llvm::ConstantInt::get(ty, lanes))),
-                     go);
-      return;
-    }
-    b_.CreateStore(b_.getTrue(), go);
-    lane_loop([&] {
-      ::llvm::Value* j = var_at(i);
-      ::llvm::Value* end = expr(loop->b).v;
-      ::llvm::Value* c = is_signed ? b_.CreateICmpSLT(j, end) : b_.CreateICmpULT(j, end);
-      b_.CreateStore(b_.CreateAnd(b_.CreateLoad(b_.getInt1Ty(), go), c), go);
-    });
+    set_uniform_lane();
+    begin_statement();
+    ::llvm::Value* j0 = b_.CreateAdd(expr(loop->a).v, b_.CreateMul(i, expr(loop->c).v));
+    ::llvm::Value* end = expr(loop->b).v;
+    return b_.CreateAnd(
+        b_.CreateICmpULT(j0, end),
+        b_.CreateICmpUGE(b_.CreateSub(end, j0), ::llvm::ConstantInt::get(ty, lanes)));
   };
   ::llvm::BasicBlock* pre = b_.GetInsertBlock();
   ::llvm::BasicBlock* header = block("lockstep");
@@ -627,8 +615,7 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
   b_.SetInsertPoint(header);
   ::llvm::PHINode* i = b_.CreatePHI(ty, 2, "i");
   i->addIncoming(::llvm::ConstantInt::get(ty, 0), pre);
-  all_go(i);
-  b_.CreateCondBr(b_.CreateLoad(b_.getInt1Ty(), go), body, exit);
+  b_.CreateCondBr(all_go(i), body, exit);
   b_.SetInsertPoint(body);
   lane_loop(
       [&] {
