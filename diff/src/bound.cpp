@@ -84,11 +84,16 @@ std::string describe(const Bound& bound, ir::ScalarType type) {
 
 double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site,
                      const interp::ShadowRecord& record) {
+  return skipped_error(kernel, site, record.product_sum, record.exact_hi);
+}
+
+double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site, double product_sum,
+                     double exact_hi) {
   const double u = std::ldexp(1.0, -static_cast<int>(ir::info(site.from).precision));
   constexpr double kSlack = 1 + 0x1p-50; // E is an upper bound: never let rounding shrink it
   switch (site.shape) {
   case ir::SiteShape::MulAdd:
-    return u * record.product_sum * kSlack;
+    return u * product_sum * kSlack;
   case ir::SiteShape::Chain: {
     double n = 0;
     for (ir::ExprId id : site.producers)
@@ -96,8 +101,8 @@ double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site,
         ++n;
     if (n == 0)
       return 0;
-    double x = std::fabs(record.exact_hi);
-    return u * n * (2 * record.product_sum + x) / (1 - n * u) * kSlack;
+    double x = std::fabs(exact_hi);
+    return u * n * (2 * product_sum + x) / (1 - n * u) * kSlack;
   }
   default:
     return 0;

@@ -28,17 +28,17 @@ struct FastVerdict {
 };
 
 template <num::Format T>
-std::optional<FastVerdict> fast_verdict(const interp::ShadowRecord& r, double error, uint64_t ref,
-                                        uint64_t device) {
+std::optional<FastVerdict> fast_verdict(double exact_hi, double exact_lo, double error,
+                                        uint64_t ref, uint64_t device) {
   namespace nearest = num::nearest;
   constexpr int kTotal = nearest::Layout<T>::kTotal, kFrac = nearest::Layout<T>::P - 1;
   constexpr uint64_t kExp = ((uint64_t{1} << (kTotal - 1)) - 1) & ~((uint64_t{1} << kFrac) - 1);
   auto finite = [](uint64_t bits) { return (bits & kExp) != kExp; };
-  if (!std::isfinite(r.exact_hi) || !finite(ref) || !finite(device))
+  if (!std::isfinite(exact_hi) || !finite(ref) || !finite(device))
     return std::nullopt;
   double ends[2] = {}; // the lower end (-error), the upper end (+error)
   for (int up = 0; up < 2; ++up) {
-    const std::optional<double> odd = fast_sum_odd(r.exact_hi, r.exact_lo, up ? error : -error);
+    const std::optional<double> odd = fast_sum_odd(exact_hi, exact_lo, up ? error : -error);
     if (!odd)
       return std::nullopt;
     // Rounded once from the exact value, and through the f32 source first.
@@ -62,15 +62,16 @@ std::optional<FastVerdict> fast_verdict(const interp::ShadowRecord& r, double er
   return v;
 }
 
-inline std::optional<FastVerdict> fast_verdict(num::Format t, const interp::ShadowRecord& r,
+// The shadow record's exact value exact_hi + exact_lo.
+inline std::optional<FastVerdict> fast_verdict(num::Format t, double exact_hi, double exact_lo,
                                                double error, uint64_t ref, uint64_t device) {
   switch (t) {
   case num::Format::F16:
-    return fast_verdict<num::Format::F16>(r, error, ref, device);
+    return fast_verdict<num::Format::F16>(exact_hi, exact_lo, error, ref, device);
   case num::Format::BF16:
-    return fast_verdict<num::Format::BF16>(r, error, ref, device);
+    return fast_verdict<num::Format::BF16>(exact_hi, exact_lo, error, ref, device);
   case num::Format::F32:
-    return fast_verdict<num::Format::F32>(r, error, ref, device);
+    return fast_verdict<num::Format::F32>(exact_hi, exact_lo, error, ref, device);
   default:
     return std::nullopt;
   }

@@ -91,13 +91,26 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
   }
 }
 
-void SiteJudge::judge(const interp::ShadowRecord& r, const ir::NarrowingSite& site, Output& out) {
-  const uint64_t i = r.destination->index;
-  uint8_t flags = kSiteStored;
+void SiteJudge::judge(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out) {
   // A site of another type (stored through a reinterpretation) bounds nothing: bit for bit.
-  if (site.to == out.type) {
-    flags |= kSiteRecord;
-    const uint64_t d = (*out.device)[i], ref = r.result_bits;
+  if (site.to != out.type) {
+    for (size_t k = 0; k < e.count; ++k)
+      if (const uint64_t i = e.index[k]; i < out.size)
+        std::atomic_ref<uint8_t>(out.flags[i]).store(kSiteStored, std::memory_order_relaxed);
+    return;
+  }
+  using interp::RoundingModel;
+  static_assert(interp::kRoundingModels == 4);
+  const uint32_t *m0 = e.models[0], *m1 = e.models[1], *m2 = e.models[2], *m3 = e.models[3];
+  const uint32_t* result =
+      e.models[static_cast<size_t>(e.single ? RoundingModel::Single : RoundingModel::TwoStep)];
+  const bool fast = out.fast && fast_site_[e.site];
+  for (size_t k = 0; k < e.count; ++k) {
+    const uint64_t i = e.index[k];
+    if (i >= out.size)
+      continue;
+    uint8_t flags = kSiteStored | kSiteRecord;
+    const uint64_t d = (*out.device)[i], ref = result[k];
     // Equal patterns are the same result under every rule of compare.hpp. Where nothing is
     // flushed and zeros, infinities and NaNs are preserved, the only other same result is two
     // NaNs: decided without a branch, since which models equal the device is a coin toss on
@@ -109,26 +122,32 @@ void SiteJudge::judge(const interp::ShadowRecord& r, const ir::NarrowingSite& si
         return (v == d) | (d_nan & is_nan(v));
       return v == d || num::same_result(out.format, v, d, controls_);
     };
-    static_assert(interp::kRoundingModels == 4);
-    flags |= static_cast<uint8_t>((equals_device(r.models[0]) ? kSiteModels : 0) |
-                                  (equals_device(r.models[1]) ? kSiteModels << 1 : 0) |
-                                  (equals_device(r.models[2]) ? kSiteModels << 2 : 0) |
-                                  (equals_device(r.models[3]) ? kSiteModels << 3 : 0));
+    flags |= static_cast<uint8_t>((equals_device(m0[k]) ? kSiteModels : 0) |
+                                  (equals_device(m1[k]) ? kSiteModels << 1 : 0) |
+                                  (equals_device(m2[k]) ? kSiteModels << 2 : 0) |
+                                  (equals_device(m3[k]) ? kSiteModels << 3 : 0));
     float ratio = std::numeric_limits<float>::quiet_NaN();
     if (equals_device(ref)) {
       flags |= kSiteSame;
     } else {
+      // The generic bound needs the whole record: built only where the fast path cannot decide.
+      std::optional<interp::ShadowRecord> r;
+      auto record = [&]() -> const interp::ShadowRecord& {
+        if (!r)
+          r = e.record(k);
+        return *r;
+      };
       std::optional<Bound> bound;
       bool inside = false;
-      const std::optional<FastVerdict> fast =
-          out.fast && fast_site_[r.site]
-              ? fast_verdict(out.format, r, skipped_error(kernel_, site, r), ref, d)
-              : std::nullopt;
-      if (fast) {
-        inside = fast->inside;
-        ratio = ratio_up(fast->ratio);
+      const std::optional<FastVerdict> verdict =
+          fast ? fast_verdict(out.format, e.exact_hi[k], e.exact_lo[k],
+                              skipped_error(kernel_, site, e.product_sum[k], e.exact_hi[k]), ref, d)
+               : std::nullopt;
+      if (verdict) {
+        inside = verdict->inside;
+        ratio = ratio_up(verdict->ratio);
       } else {
-        bound = single_rounding_bound(kernel_, site, r, ref, controls_);
+        bound = single_rounding_bound(kernel_, site, record(), ref, controls_);
         inside = accepts(*bound, out.type, ref, d, controls_);
         if (auto x = bound_ratio(*bound, out.format, ref, d, controls_))
           ratio = ratio_up(*x);
@@ -141,8 +160,8 @@ void SiteJudge::judge(const interp::ShadowRecord& r, const ir::NarrowingSite& si
         if (!shown.wants(i))
           return;
         if (!bound)
-          bound = single_rounding_bound(kernel_, site, r, ref, controls_);
-        shown.offer(i, {*bound, r.models});
+          bound = single_rounding_bound(kernel_, site, record(), ref, controls_);
+        shown.offer(i, {*bound, record().models});
       };
       if (exact_models_ ? !explained : !inside)
         offer(*out.violations);
@@ -154,24 +173,22 @@ void SiteJudge::judge(const interp::ShadowRecord& r, const ir::NarrowingSite& si
     std::atomic_ref<float>(out.ratio[i]).store(ratio, std::memory_order_relaxed);
     std::atomic_ref<uint32_t>(out.stored[i])
         .store(static_cast<uint32_t>(ref), std::memory_order_relaxed);
+    std::atomic_ref<uint8_t>(out.flags[i]).store(flags, std::memory_order_relaxed);
   }
-  std::atomic_ref<uint8_t>(out.flags[i]).store(flags, std::memory_order_relaxed);
 }
 
-void SiteJudge::take(std::span<const interp::ShadowRecord> records) {
-  for (const interp::ShadowRecord& r : records) {
-    const ir::NarrowingSite* site = r.site < barrier_.size() ? barrier_[r.site] : nullptr;
-    if (!site)
+void SiteJudge::take(std::span<const interp::ShadowLanes> evaluations) {
+  for (const interp::ShadowLanes& e : evaluations) {
+    const ir::NarrowingSite* site = e.site < barrier_.size() ? barrier_[e.site] : nullptr;
+    if (!site || e.count == 0)
       continue;
-    const interp::Destination* d = r.destination ? &*r.destination : nullptr;
-    if (!d || d->space != ir::Space::Buffer || d->memory >= is_buffer_.size() ||
-        !is_buffer_[d->memory]) {
-      nowhere_[r.site].fetch_add(1, std::memory_order_relaxed);
+    if (!e.stored || e.space != ir::Space::Buffer || e.memory >= is_buffer_.size() ||
+        !is_buffer_[e.memory]) {
+      nowhere_[e.site].fetch_add(e.count, std::memory_order_relaxed);
       continue;
     }
-    Output* out = by_param_[d->memory];
-    if (out && d->index < out->size)
-      judge(r, *site, *out);
+    if (Output* out = by_param_[e.memory])
+      judge(e, *site, *out);
   }
 }
 

@@ -2,13 +2,15 @@
 // The elements unbarriered narrowing sites store under single rounding, judged where the
 // interpreter computes them (specs/f16-narrowing-barrier.md §4 and §6).
 //
-// The device runs first; the reference run then hands its shadow records, batch by batch from its
-// worker threads, to a SiteJudge (interp::ShadowSink). For each record that stores into an output
-// buffer the judge compares the device's element there with the record's rounding models and,
-// when they differ, with the §4 bound, and keeps per element one byte of verdict bits and the
-// bound ratio. Nothing per evaluation outlives its batch: the comparison loop of diff::run reads
-// the bytes afterwards. The last record of an element decides it, as the last store decides the
-// element's value; two workgroups storing one element race on a GPU, and then either record may.
+// The device runs first; the reference run then hands its site evaluations (columns of what
+// shadow records hold, interp::ShadowLanes), batch by batch from its worker threads, to a
+// SiteJudge (interp::ShadowSink). For each evaluation that stores into an output buffer the judge
+// compares the device's elements there with the rounding models column by column and, where they
+// differ from the reference, builds the lane's record and checks the §4 bound; it keeps per
+// element one byte of verdict bits and the bound ratio. Nothing per evaluation outlives its
+// batch: the comparison loop of diff::run reads the bytes afterwards. The last evaluation that
+// stores an element decides it, as the last store decides the element's value; two workgroups
+// storing one element race on a GPU, and then either may.
 //
 // What a report shows for the first violations and unexplained elements (their bound and every
 // model's value) is kept for the lowest indices only: at most Options::max_shown elements of each
@@ -60,7 +62,7 @@ public:
             std::span<const rt::Arg> args, std::span<const rt::Arg> device,
             const num::FloatControls& controls, bool exact_models, size_t max_shown);
 
-  void take(std::span<const interp::ShadowRecord> records) override;
+  void take(std::span<const interp::ShadowLanes> evaluations) override;
 
   // Per element of the caller's buffer `b` (an output), its verdict bits; null when no element of
   // `b` can be stored by an unbarriered site of a float type.
@@ -120,7 +122,8 @@ private:
     std::unique_ptr<Shown> violations, unexplained;
   };
 
-  void judge(const interp::ShadowRecord& r, const ir::NarrowingSite& site, Output& out);
+  // The elements one evaluation of `site` stored into `out`.
+  void judge(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out);
   const Output* output(const rt::HostBuffer* b) const;
 
   const ir::Kernel& kernel_;

@@ -137,10 +137,10 @@ void Exec::stmt(const CStmt& cs, LaneMask& m) {
     assign(s.local, p_.nodes[s.a].reg, m);
     return;
   case ir::StmtKind::Store: {
-    const size_t records = shadow_.size();
+    const size_t records = shadow_.evaluations();
     eval(cs.eval, m);
     drop_stopped(m);
-    if (shadow_.size() != records)
+    if (shadow_.evaluations() != records)
       attach_destinations(*this, cs, records);
     exec_store(*this, cs, m);
     if (iv_)

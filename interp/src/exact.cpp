@@ -16,6 +16,11 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <type_traits>
+
+#if defined(__AVX2__) && defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 namespace halfway::interp {
 
@@ -388,52 +393,243 @@ template <class F> void with_narrow(const ExactSite& s, F&& f) {
   f(GenericNarrow{s});
 }
 
-// One shadow record per active lane (shadow.hpp). `values(lane)` gives the lane's exact value
-// and its FusedF32 and FusedMul results, `narrow` rounds into the target. Before a
-// single-rounding site's result replaces the two-step one in the register.
-template <class Values, class Narrow>
-void record_lanes(Exec& x, const Node& n, const ExactSite& s, Values&& values,
-                  const Narrow& narrow) {
+#if defined(__AVX2__) && defined(__F16C__)
+// ---- the dense path: four lanes at a time ------------------------------------------------------
+//
+// For a plain f32 site rounded to nearest into f16 or bf16 with every lane of the batch
+// active (the differential checker's common case), lane_exact and the three narrowings of
+// record_lanes on AVX2 vectors of four doubles, with the same results bit for bit. Lanes whose
+// exact value or model sums are not finite (NaN leaves, inf - inf, overflowing products) are left
+// to the scalar code, as are the last n % 4 lanes.
+namespace dense {
+
+inline __m256d finite_mask(__m256d v) { // all ones where v is finite: v - v is 0, else NaN
+  return _mm256_cmp_pd(_mm256_sub_pd(v, v), _mm256_setzero_pd(), _CMP_EQ_OQ);
+}
+
+// TwoSum (Knuth): a + b == sum + err exactly when the sum is finite.
+inline void two_sum(__m256d a, __m256d b, __m256d& sum, __m256d& err) {
+  sum = _mm256_add_pd(a, b);
+  const __m256d bb = _mm256_sub_pd(sum, a);
+  err = _mm256_add_pd(_mm256_sub_pd(a, _mm256_sub_pd(sum, bb)), _mm256_sub_pd(b, bb));
+}
+
+// round_to_odd on finite hi: an even last bit steps one ulp towards lo when lo != 0.
+inline __m256d round_to_odd(__m256d hi, __m256d lo) {
+  const __m256i bits = _mm256_castpd_si256(hi);
+  const __m256i one = _mm256_set1_epi64x(1);
+  const __m256i step =
+      _mm256_and_si256(_mm256_castpd_si256(_mm256_cmp_pd(lo, _mm256_setzero_pd(), _CMP_NEQ_OQ)),
+                       _mm256_cmpeq_epi64(_mm256_and_si256(bits, one), _mm256_setzero_si256()));
+  // -1 (all ones) where the signs differ (down in magnitude), else +1.
+  const __m256i differ =
+      _mm256_cmpgt_epi64(_mm256_setzero_si256(), _mm256_xor_si256(bits, _mm256_castpd_si256(lo)));
+  const __m256i toward = _mm256_or_si256(differ, one);
+  return _mm256_castsi256_pd(_mm256_add_epi64(bits, _mm256_and_si256(step, toward)));
+}
+
+inline __m256d round_f32(__m256d v) {
+  return _mm256_cvtps_pd(_mm256_cvtpd_ps(v));
+}
+
+// The low 32 bits of each 64-bit lane.
+inline __m128i low_halves(__m256i v) {
+  return _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
+}
+
+// Finite doubles rounded to odd into binary32 (24 >= 11 + 2 and 8 + 2 bits: a nearest-even
+// rounding of the result into f16 or bf16 is one rounding of the double), as bit patterns.
+inline __m128i odd_f32(__m256d v) {
+  const __m128 f = _mm256_cvtpd_ps(v); // nearest-even under the workers' MXCSR
+  const __m256d back = _mm256_cvtps_pd(f);
+  const __m256d abs = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffff));
+  const __m128i over = low_halves(_mm256_castpd_si256(
+      _mm256_cmp_pd(_mm256_and_pd(back, abs), _mm256_and_pd(v, abs), _CMP_GT_OQ)));
+  const __m128i inexact = low_halves(_mm256_castpd_si256(_mm256_cmp_pd(back, v, _CMP_NEQ_OQ)));
+  // Rounded up in magnitude: one step back (towards zero), then the last bit set when inexact.
+  const __m128i truncated = _mm_add_epi32(_mm_castps_si128(f), over); // over is -1 or 0
+  return _mm_or_si128(truncated, _mm_and_si128(inexact, _mm_set1_epi32(1)));
+}
+
+// Binary32 patterns (finite or infinite) rounded to nearest-even into To (f16 or bf16).
+template <num::Format To> inline __m128i from_f32(__m128i f) {
+  static_assert(To == num::Format::F16 || To == num::Format::BF16);
+  if constexpr (To == num::Format::F16)
+    return _mm_cvtepu16_epi32(_mm_cvtps_ph(_mm_castsi128_ps(f), _MM_FROUND_TO_NEAREST_INT));
+  else
+    return _mm_srli_epi32(_mm_add_epi32(_mm_add_epi32(f, _mm_set1_epi32(0x7fff)),
+                                        _mm_and_si128(_mm_srli_epi32(f, 16), _mm_set1_epi32(1))),
+                          16);
+}
+
+// Finite doubles rounded once, to nearest-even, into To (f16 or bf16).
+template <num::Format To> inline __m128i narrow(__m256d v) {
+  return from_f32<To>(odd_f32(v));
+}
+
+struct Term {
+  const float *a = nullptr, *b = nullptr;
+  __m256d negative, f32_exact, mul_exact; // all-ones masks (negative: the sign bit)
+};
+
+// Lanes [0, n - n % 4) of a plain f32 site with N terms: the columns' entries (lane k at k), and
+// in `special` the lanes the scalar code must redo. `two_step` and `source` are the result and
+// producer registers.
+template <num::Format To, size_t N>
+void lanes(const std::array<TermLanes<true>, N>& t, uint32_t n, const void* two_step,
+           const float* source, const ShadowColumns::Slots& out, std::vector<uint32_t>& special) {
+  std::array<Term, N> terms;
+  for (size_t k = 0; k < N; ++k) {
+    terms[k].a = t[k].a;
+    terms[k].b = t[k].b;
+    terms[k].negative = _mm256_set1_pd(t[k].negative ? -0.0 : 0.0);
+    const auto all = [](bool on) { return _mm256_castsi256_pd(_mm256_set1_epi64x(on ? -1 : 0)); };
+    terms[k].f32_exact = all(t[k].f32_exact);
+    terms[k].mul_exact = all(t[k].mul_exact);
+  }
+  const __m256d abs = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffff));
+  uint32_t lane = 0;
+  for (; lane + 4 <= n; lane += 4) {
+    __m256d exact[N], f32[N], mul[N];
+    __m256d products = _mm256_setzero_pd();
+    for (size_t k = 0; k < N; ++k) {
+      __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(terms[k].a + lane));
+      __m256d v32 = v, vmul = v;
+      if (terms[k].b) {
+        v = _mm256_mul_pd(v, _mm256_cvtps_pd(_mm_loadu_ps(terms[k].b + lane))); // exact
+        products = _mm256_add_pd(products, _mm256_and_pd(v, abs));
+        const __m256d rounded = round_f32(v);
+        v32 = _mm256_blendv_pd(rounded, v, terms[k].f32_exact);
+        vmul = _mm256_blendv_pd(rounded, v, terms[k].mul_exact);
+      }
+      exact[k] = _mm256_xor_pd(v, terms[k].negative);
+      f32[k] = _mm256_xor_pd(v32, terms[k].negative);
+      mul[k] = _mm256_xor_pd(vmul, terms[k].negative);
+    }
+    __m256d hi = exact[0], lo = _mm256_setzero_pd(), f32_sum = f32[0], mul_sum = mul[0];
+    if constexpr (N == 2) {
+      two_sum(exact[0], exact[1], hi, lo);
+      __m256d e;
+      two_sum(f32[0], f32[1], f32_sum, e);
+      f32_sum = round_to_odd(f32_sum, e);
+      two_sum(mul[0], mul[1], mul_sum, e);
+      mul_sum = round_to_odd(mul_sum, e);
+    }
+    const int finite = _mm256_movemask_pd(
+        _mm256_and_pd(finite_mask(hi), _mm256_and_pd(finite_mask(f32_sum), finite_mask(mul_sum))));
+    const __m256d odd = round_to_odd(hi, lo);
+    const __m128i fused_f32 = from_f32<To>(_mm_castps_si128(_mm256_cvtpd_ps(f32_sum)));
+    const __m128i fused_mul = narrow<To>(mul_sum);
+    const __m128i single = narrow<To>(odd);
+    const __m128i step = _mm_cvtepu16_epi32(_mm_loadl_epi64(
+        reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(two_step) + lane)));
+    const auto put = [&](uint32_t* column, __m128i v) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(column + lane), v);
+    };
+    put(out.models[static_cast<size_t>(RoundingModel::TwoStep)], step);
+    put(out.models[static_cast<size_t>(RoundingModel::FusedF32)], fused_f32);
+    put(out.models[static_cast<size_t>(RoundingModel::Single)], single);
+    put(out.models[static_cast<size_t>(RoundingModel::FusedMul)], fused_mul);
+    _mm256_storeu_pd(out.exact_hi + lane, hi);
+    _mm256_storeu_pd(out.exact_lo + lane, lo);
+    _mm256_storeu_pd(out.product_sum + lane, products);
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i*>(out.source_bits + lane),
+        _mm256_cvtepu32_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i*>(source + lane))));
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i*>(out.lane + lane),
+        _mm_add_epi32(_mm_set1_epi32(static_cast<int>(lane)), _mm_setr_epi32(0, 1, 2, 3)));
+    if (finite != 0xf)
+      for (uint32_t j = 0; j < 4; ++j)
+        if (!(finite >> j & 1))
+          special.push_back(lane + j);
+  }
+  for (; lane < n; ++lane)
+    special.push_back(lane);
+}
+
+} // namespace dense
+#endif
+
+// One shadow entry per active lane (shadow.hpp ShadowLanes, shadow_columns.hpp). `values(lane)`
+// gives the lane's exact value and its FusedF32 and FusedMul results, `narrow` rounds into the
+// target. `dense(slots, special)`, when every lane is active, may fill the entries of lanes
+// 0, 1, ... itself: it returns false when it cannot, else true with the lanes it left to the
+// scalar code in `special`. Before a single-rounding site's result replaces the two-step one in
+// the register.
+template <class Values, class Narrow, class Dense>
+void record_lanes(Exec& x, const Node& n, const ExactSite& s, Values&& values, const Narrow& narrow,
+                  Dense&& dense) {
   const uint32_t to_bytes = num::info(s.to).total_bits / 8;
   const uint32_t from_bytes = num::info(s.from).total_bits / 8;
   const void* result = x.reg<std::byte>(n.reg);
   const void* source = x.reg<std::byte>(s.producer_reg);
-  const uint32_t wg_lanes = x.program().wg_lanes;
-  // The lane's workgroup and its first lane, advanced as the lanes increase (no division).
-  uint64_t workgroup = x.first_workgroup();
-  uint32_t group_start = 0;
-  std::vector<ShadowRecord>& records = x.shadow();
-  // Geometric growth: an exact reserve per evaluation would copy every record so far each time
-  // (a site in a loop).
-  if (const size_t need = records.size() + x.mask().count(); need > records.capacity())
-    records.reserve(std::max(need, 2 * records.capacity()));
+  const ShadowColumns::Slots out = x.shadow().append(n.id, s.single, x.mask().count());
+  auto entry = [&](size_t k, uint32_t lane) __attribute__((always_inline)) {
+    const auto [v, m] = values(lane);
+    out.lane[k] = lane;
+    out.source_bits[k] = get_slot(source, from_bytes, lane);
+    out.models[static_cast<size_t>(RoundingModel::TwoStep)][k] =
+        static_cast<uint32_t>(get_slot(result, to_bytes, lane));
+    out.models[static_cast<size_t>(RoundingModel::FusedF32)][k] =
+        static_cast<uint32_t>(m.fused_f32);
+    out.models[static_cast<size_t>(RoundingModel::Single)][k] =
+        static_cast<uint32_t>(narrow(v.odd));
+    out.models[static_cast<size_t>(RoundingModel::FusedMul)][k] =
+        static_cast<uint32_t>(m.fused_mul);
+    out.exact_hi[k] = v.hi;
+    out.exact_lo[k] = v.lo;
+    out.product_sum[k] = v.product_sum;
+  };
+  if (x.mask().all()) {
+    std::vector<uint32_t>& special = x.special_lanes();
+    special.clear();
+    if (dense(out, special)) {
+      for (const uint32_t lane : special)
+        entry(lane, lane);
+      return;
+    }
+  }
+  size_t k = 0;
   // Inlined into for_active's loops: a call per lane, its captures reloaded, cost as much as the
-  // record itself.
+  // entry itself.
   for_active(
-      x.mask(), [&](uint32_t lane) __attribute__((always_inline)) {
-        while (lane - group_start >= wg_lanes) {
-          group_start += wg_lanes;
-          ++workgroup;
-        }
-        const auto [v, m] = values(lane);
-        const uint64_t two_step = get_slot(result, to_bytes, lane);
-        const uint64_t single = narrow(v.odd);
-        ShadowRecord& r = records.emplace_back(); // built in place: no 112-byte copy per lane
-        r.models[static_cast<size_t>(RoundingModel::TwoStep)] = static_cast<uint32_t>(two_step);
-        r.models[static_cast<size_t>(RoundingModel::FusedF32)] = static_cast<uint32_t>(m.fused_f32);
-        r.models[static_cast<size_t>(RoundingModel::Single)] = static_cast<uint32_t>(single);
-        r.models[static_cast<size_t>(RoundingModel::FusedMul)] = static_cast<uint32_t>(m.fused_mul);
-        r.site = n.id;
-        r.workgroup = workgroup;
-        r.lane = lane - group_start;
-        r.global_lane = workgroup * wg_lanes + r.lane;
-        r.source_bits = get_slot(source, from_bytes, lane);
-        r.result_bits = s.single ? single : two_step; // what this run stores (eval_site)
-        r.exact_hi = v.hi;
-        r.exact_lo = v.lo;
-        r.product_sum = v.product_sum;
-      });
+      x.mask(), [&](uint32_t lane) __attribute__((always_inline)) { entry(k++, lane); });
 }
+
+// No dense path.
+struct NoDense {
+  bool operator()(const ShadowColumns::Slots&, std::vector<uint32_t>&) const { return false; }
+};
+
+// The dense path (namespace dense) for a plain f32 site with these terms, where this build has it
+// and the target is rounded to nearest into f16 or bf16 (an f32 target has an f64 source).
+template <class Terms, class Narrow> struct DenseLanes {
+  Exec& x;
+  const Node& n;
+  const ExactSite& s;
+  const Terms& terms;
+  bool operator()(const ShadowColumns::Slots& out, std::vector<uint32_t>& special) const {
+#if defined(__AVX2__) && defined(__F16C__)
+    if constexpr (std::is_same_v<typename Terms::value_type, TermLanes<true>>) {
+      const uint32_t lanes = x.mask().size();
+      const void* step = x.reg<std::byte>(n.reg);
+      const float* source = x.reg<float>(s.producer_reg);
+      if constexpr (std::is_same_v<Narrow, NearestNarrow<num::Format::F16>>)
+        dense::lanes<num::Format::F16>(terms, lanes, step, source, out, special);
+      else if constexpr (std::is_same_v<Narrow, NearestNarrow<num::Format::BF16>>)
+        dense::lanes<num::Format::BF16>(terms, lanes, step, source, out, special);
+      else
+        return false;
+      return true;
+    }
+#endif
+    (void)out;
+    (void)special;
+    return false;
+  }
+};
 
 } // namespace
 
@@ -450,7 +646,7 @@ void eval_site(Exec& x, const Node& n) {
           [&](uint32_t lane) {
             return std::pair{exact_value_mpfr(x, s, lane), model_results_mpfr(x, s, lane)};
           },
-          narrow);
+          narrow, NoDense{});
     if (s.single)
       for_active(x.mask(), [&](uint32_t lane) {
         set_slot(result, to_bytes, lane, narrow(exact_value_mpfr(x, s, lane).odd));
@@ -467,7 +663,9 @@ void eval_site(Exec& x, const Node& n) {
               const LaneExact e = lane_exact(s, terms, lane, true, c);
               return std::pair{e.v, ModelResults{narrow(e.fused_f32), narrow(e.fused_mul)}};
             },
-            narrow);
+            narrow,
+            DenseLanes<std::decay_t<decltype(terms)>, std::decay_t<decltype(narrow)>>{x, n, s,
+                                                                                      terms});
       if (s.single)
         for_active(x.mask(), [&](uint32_t lane) {
           set_slot(result, to_bytes, lane, narrow(lane_exact(s, terms, lane, false, c).v.odd));
@@ -478,15 +676,32 @@ void eval_site(Exec& x, const Node& n) {
 
 void attach_destinations(Exec& x, const CStmt& cs, size_t first) {
   const ir::Stmt& s = *cs.stmt;
-  auto& records = x.shadow();
-  const uint32_t wg_lanes = x.program().wg_lanes;
-  for (size_t i = first; i < records.size(); ++i) {
-    ShadowRecord& r = records[i];
-    if (r.site != s.b)
+  ShadowColumns& columns = x.shadow();
+  for (size_t e = first; e < columns.evaluations(); ++e) {
+    if (columns.site(e) != s.b)
       continue;
-    const auto lane =
-        static_cast<uint32_t>((r.workgroup - x.first_workgroup()) * wg_lanes + r.lane);
-    r.destination = Destination{s.space, s.mem, stored_element(x, s, lane)};
+    const uint32_t* lanes = columns.lanes(e);
+    uint64_t* index = columns.store(e, s.space, s.mem);
+    const size_t count = columns.count(e);
+    // A rank-1 store with a 32-bit index (`y[i] = ...`), the usual case: read straight from the
+    // index register, not through element_at's per-lane lookups (as element_at, a signed index
+    // is sign-extended).
+    const std::array<ir::ExprId, 3> ix = ir::store_indices(s);
+    if (ix[1] == ir::kNone && ir::bytes(x.program().nodes[ix[0]].type) == 4) {
+      const Node& node = x.program().nodes[ix[0]];
+      if (ir::info(node.type).is_signed) {
+        const int32_t* r = x.reg<int32_t>(node.reg);
+        for (size_t k = 0; k < count; ++k)
+          index[k] = static_cast<uint64_t>(static_cast<int64_t>(r[lanes[k]]));
+      } else {
+        const uint32_t* r = x.reg<uint32_t>(node.reg);
+        for (size_t k = 0; k < count; ++k)
+          index[k] = r[lanes[k]];
+      }
+      continue;
+    }
+    for (size_t k = 0; k < count; ++k)
+      index[k] = stored_element(x, s, lanes[k]);
   }
 }
 

@@ -78,7 +78,8 @@ ModelResults model_results_mpfr(Exec& x, const ExactSite& s, uint32_t lane);
 // conversion, then the site's single rounding and records on the active lanes.
 void eval_site(Exec& x, const Node& n);
 
-// After a store statement evaluated its expressions: records made since `first` for the stored
+// After a store statement evaluated its expressions: site evaluations made since `first` (an
+// index of ShadowColumns' evaluations) for the stored
 // convert get the store's destination.
 void attach_destinations(Exec& x, const CStmt& s, size_t first);
 

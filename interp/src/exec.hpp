@@ -7,6 +7,7 @@
 #include "halfway/support/error.hpp"
 #include "lanes.hpp"
 #include "program.hpp"
+#include "shadow_columns.hpp"
 
 #include <atomic>
 #include <memory>
@@ -215,7 +216,9 @@ public:
   static constexpr uint32_t kSiteArrays = 4;
   double* site_lanes(uint32_t k) { return site_lanes_.data() + size_t{k} * capacity_; }
 
-  std::vector<ShadowRecord>& shadow() { return shadow_; }
+  ShadowColumns& shadow() { return shadow_; }
+  // Scratch for the shadow's dense path (exact.cpp): the lanes it leaves to the scalar code.
+  std::vector<uint32_t>& special_lanes() { return special_lanes_; }
   std::vector<AccumulationRecord>& accumulations() { return acc_records_; }
   AccLane* acc_lanes() { return acc_lanes_.data(); } // lane * tracked locals + slot
   // The partial sum each element of tracked shared array `slot` (AccPlan::shared) holds; reset
@@ -380,7 +383,8 @@ private:
   std::array<std::vector<uint32_t>, 2> dot_base_;
   uint64_t fused_ = 0;
   std::optional<BatchError> error_;
-  std::vector<ShadowRecord> shadow_;
+  ShadowColumns shadow_;
+  std::vector<uint32_t> special_lanes_;
   std::vector<AccLane> acc_lanes_;
   std::vector<std::vector<AccLane>> acc_shared_;
   std::vector<AccumulationRecord> acc_records_;

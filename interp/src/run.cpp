@@ -145,14 +145,19 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
       } catch (const Stopped&) {
         return;
       }
-      if (options.shadow && options.sink) {
-        if (!e) // a failed batch's records are cut short, and the launch throws anyway
-          options.sink->take(exec.shadow());
-      } else if (options.shadow) {
-        records[b] = std::move(exec.shadow());
-        // The next batch makes about as many records: one allocation instead of a doubling series.
-        exec.shadow().clear();
-        exec.shadow().reserve(records[b].size());
+      if (options.shadow && !e) { // a failed batch's records are cut short, and the launch throws
+        const std::vector<ShadowLanes> lanes = exec.shadow().views(first, program.wg_lanes);
+        if (options.sink) {
+          options.sink->take(lanes);
+        } else {
+          size_t total = 0;
+          for (const ShadowLanes& l : lanes)
+            total += l.count;
+          records[b].reserve(total);
+          for (const ShadowLanes& l : lanes)
+            for (size_t k = 0; k < l.count; ++k)
+              records[b].push_back(l.record(k));
+        }
       }
       exec.shadow().clear();
       if (options.shadow)

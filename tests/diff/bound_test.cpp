@@ -328,7 +328,7 @@ TEST(Bound, FastVerdictAgreesWithTheGenericBound) {
           continue;
         ++asked;
         const std::optional<diff::detail::FastVerdict> fast =
-            diff::detail::fast_verdict(f, rec, error, r, d);
+            diff::detail::fast_verdict(f, rec.exact_hi, rec.exact_lo, error, r, d);
         if (!fast)
           continue;
         ++answered;

@@ -218,6 +218,77 @@ TEST(RoundingModels, FastPathAgreesWithTheMpfrPath) {
     }
 }
 
+TEST(RoundingModels, DenseLanesMatchTheLaneLoop) {
+  // A batch whose lanes are all active takes the interpreter's dense path (four lanes per vector
+  // where the build has AVX2 and F16C), any other mask the lane loop. The same site with lane 0
+  // of every workgroup switched off runs the lane loop everywhere: every other lane's entry must
+  // be the same bit for bit, for each shape of the error-free path, into f16 and bf16, on inputs
+  // with ties, edges (NaN, infinities, overflowing products: the dense path's special lanes) and
+  // random values.
+  const std::vector<std::string> shapes = {"add(mul(a[i], b[i]), c[i])",
+                                           "sub(c[i], mul(a[i], b[i]))",
+                                           "fma(a[i], b[i], c[i])",
+                                           "mul(a[i], b[i])",
+                                           "add(mul(a[i], b[i]), mul(c[i], d[i]))",
+                                           "add(neg(mul(a[i], b[i])), c[i])",
+                                           "sub(mul(a[i], b[i]), mul(c[i], d[i]))",
+                                           "add(a[i], c[i])",
+                                           "sub(fma(a[i], b[i], c[i]), mul(c[i], d[i]))"};
+  auto source = [](const std::string& type, const std::string& value, bool holes) {
+    const std::string guard =
+        holes ? "and(lt(i, len(out)), ne(local_id(0), 0:u32))" : "lt(i, len(out))";
+    return "kernel dense workgroup(64, 1, 1) {\n  param a: buffer<f32, read>;\n"
+           "  param b: buffer<f32, read>;\n  param c: buffer<f32, read>;\n"
+           "  param d: buffer<f32, read>;\n  param out: buffer<" +
+           type + ", write>;\n  let i: u32 = global_id(0);\n  if " + guard +
+           " {\n    out[i] = narrow<" + type + ">(" + value + ");\n  }\n}\n";
+  };
+  auto key = [](const interp::ShadowRecord& r) {
+    std::vector<uint64_t> k = {r.global_lane,
+                               r.workgroup,
+                               r.lane,
+                               r.destination->index,
+                               r.source_bits,
+                               r.result_bits,
+                               std::bit_cast<uint64_t>(r.exact_hi),
+                               std::bit_cast<uint64_t>(r.exact_lo),
+                               std::bit_cast<uint64_t>(r.product_sum)};
+    k.insert(k.end(), r.models.begin(), r.models.end());
+    return k;
+  };
+  size_t compared = 0;
+  for (const std::string type : {"f16", "bf16"})
+    for (const std::string& shape : shapes)
+      for (auto kind : {inputs::Kind::Ties, inputs::Kind::Edges, inputs::Kind::Random}) {
+        const inputs::KernelInputs in =
+            inputs::make_inputs(examples::narrow_f16().kernel(), kN, kind, 9);
+        rt::HostBuffer d(ir::ScalarType::F32, kN);
+        for (size_t i = 0; i < kN; ++i) // c reversed: products of two pairs of unrelated values
+          d.set_bits(i, in.args[2].buffer->get_bits(kN - 1 - i));
+        rt::HostBuffer out(type == "f16" ? ir::ScalarType::F16 : ir::ScalarType::BF16, kN);
+        const std::vector<rt::Arg> args = {in.args[0], in.args[1], in.args[2], rt::Arg::of(d),
+                                           rt::Arg::of(out)};
+        interp::Options o;
+        o.shadow = true;
+        o.deterministic = true;
+        const interp::Stats dense =
+            interp::run(parse_one(source(type, shape, false)), in.grid, args, o);
+        const interp::Stats loop =
+            interp::run(parse_one(source(type, shape, true)), in.grid, args, o);
+        ASSERT_EQ(dense.shadow.size(), kN) << shape;
+        ASSERT_EQ(loop.shadow.size(), kN - kN / 64) << shape;
+        size_t j = 0;
+        for (const interp::ShadowRecord& r : loop.shadow) {
+          while (dense.shadow[j].global_lane != r.global_lane)
+            ++j;
+          ASSERT_EQ(key(dense.shadow[j]), key(r))
+              << type << " " << shape << " " << inputs::name(kind) << " lane " << r.global_lane;
+          ++compared;
+        }
+      }
+  EXPECT_EQ(compared, 2 * shapes.size() * 3 * (kN - kN / 64));
+}
+
 TEST(RoundingModels, OneProductKeepsTheSignOfZero) {
   // A site of one term: narrow<f16>(a * b). A negative zero product is -0 under every model (the
   // models once added +0 to it, which made FusedF32 and FusedMul +0); a product on an f16 tie

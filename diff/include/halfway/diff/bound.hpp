@@ -84,6 +84,9 @@ std::string describe(const Bound& bound, ir::ScalarType type);
 // E for one evaluation of `site` (see above).
 double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site,
                      const interp::ShadowRecord& record);
+// The same from the two fields of the record it reads.
+double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site, double product_sum,
+                     double exact_hi);
 
 // The §4 interval for one evaluation of a narrowing site whose reference result is `reference`.
 Bound single_rounding_bound(const ir::Kernel& kernel, const ir::NarrowingSite& site,

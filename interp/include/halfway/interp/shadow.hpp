@@ -94,18 +94,69 @@ struct ShadowRecord {
   std::array<uint32_t, kRoundingModels> models{};
 };
 
-// Takes the shadow records of a launch while it runs, instead of Stats::shadow (Options::sink):
-// each worker hands over the records of one batch of workgroups once the batch has finished,
-// destinations attached, in the order a deterministic run makes them within the batch. Batches
-// arrive from several worker threads at once and in no fixed order between them, so take() must
-// be thread-safe; the records are only valid during the call. For the differential checker,
-// which judges every element where it is computed rather than keeping a record per evaluation
-// (a launch over 2^24 elements would otherwise gather gigabytes). An exception thrown by take()
-// fails the launch like any other (the buffers are restored).
+// One evaluation of one narrowing site by the active lanes of a batch of workgroups, column by
+// column: entry k of every column belongs to the k-th active lane, lanes in increasing order. It
+// holds what `count` ShadowRecords would (record(k) builds one), without a 112-byte record per
+// lane: the differential checker reads the columns it needs and builds a record only for the
+// few elements whose bound it must compute. The pointers are valid during ShadowSink::take only.
+struct ShadowLanes {
+  ir::ExprId site = ir::kNone;  // the narrowing Convert node
+  size_t count = 0;             // lanes that evaluated the site: the length of every column
+  uint64_t first_workgroup = 0; // the batch's first workgroup (linear id)
+  uint32_t wg_lanes = 1;        // lanes per workgroup
+  // The lane's index in the batch: workgroup first_workgroup + lane / wg_lanes, local invocation
+  // lane % wg_lanes.
+  const uint32_t* lane = nullptr;
+  const uint64_t* source_bits = nullptr;                 // ShadowRecord::source_bits
+  std::array<const uint32_t*, kRoundingModels> models{}; // ShadowRecord::models, per model
+  // ShadowRecord::result_bits is models[Single] when the run rounded the site once, else
+  // models[TwoStep].
+  bool single = false;
+  const double* exact_hi = nullptr;
+  const double* exact_lo = nullptr;
+  const double* product_sum = nullptr;
+  // Set when the convert is a store's value: every lane stored into `memory` of `space`, at
+  // index[k] (ShadowRecord::destination).
+  bool stored = false;
+  ir::Space space = ir::Space::Buffer;
+  uint32_t memory = 0;
+  const uint64_t* index = nullptr;
+
+  uint32_t result_bits(size_t k) const {
+    return models[static_cast<size_t>(single ? RoundingModel::Single : RoundingModel::TwoStep)][k];
+  }
+  ShadowRecord record(size_t k) const {
+    ShadowRecord r;
+    r.site = site;
+    r.workgroup = first_workgroup + lane[k] / wg_lanes;
+    r.lane = lane[k] % wg_lanes;
+    r.global_lane = first_workgroup * wg_lanes + lane[k];
+    if (stored)
+      r.destination = Destination{space, memory, index[k]};
+    r.source_bits = source_bits[k];
+    r.result_bits = result_bits(k);
+    r.exact_hi = exact_hi[k];
+    r.exact_lo = exact_lo[k];
+    r.product_sum = product_sum[k];
+    for (size_t m = 0; m < kRoundingModels; ++m)
+      r.models[m] = models[m][k];
+    return r;
+  }
+};
+
+// Takes the shadow of a launch while it runs, instead of Stats::shadow (Options::sink): each
+// worker hands over the site evaluations of one batch of workgroups once the batch has finished,
+// destinations attached, in the order a deterministic run makes them within the batch
+// (statement by statement, then lane by lane). Batches arrive from several worker threads at
+// once and in no fixed order between them, so take() must be thread-safe; the columns are only
+// valid during the call. For the differential checker, which judges every element where it is
+// computed rather than keeping a record per evaluation (a launch over 2^24 elements would
+// otherwise gather gigabytes). An exception thrown by take() fails the launch like any other
+// (the buffers are restored).
 class ShadowSink {
 public:
   virtual ~ShadowSink() = default;
-  virtual void take(std::span<const ShadowRecord> records) = 0;
+  virtual void take(std::span<const ShadowLanes> evaluations) = 0;
 };
 
 // Relaxed accumulation (specs/f16-narrowing-barrier.md §5). An accumulation local is a float local
