@@ -28,13 +28,14 @@ public:
     }
   }
 
-private:
-  template <class T> uint64_t read(uint64_t i) const {
+  // Element i of a buffer whose elements are T (of the buffer's size).
+  template <class T> T read(uint64_t i) const {
     T v;
     std::memcpy(&v, data_ + i * sizeof(T), sizeof(T));
     return v;
   }
 
+private:
   const std::byte* data_;
   uint32_t bytes_;
 };

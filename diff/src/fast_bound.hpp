@@ -36,28 +36,27 @@ std::optional<FastVerdict> fast_verdict(double exact_hi, double exact_lo, double
   auto finite = [](uint64_t bits) { return (bits & kExp) != kExp; };
   if (!std::isfinite(exact_hi) || !finite(ref) || !finite(device))
     return std::nullopt;
-  double ends[2] = {}; // the lower end (-error), the upper end (+error)
-  for (int up = 0; up < 2; ++up) {
-    const std::optional<double> odd = fast_sum_odd(exact_hi, exact_lo, up ? error : -error);
-    if (!odd)
-      return std::nullopt;
-    // Rounded once from the exact value, and through the f32 source first.
-    const uint64_t once = nearest::from_finite<T>(*odd);
-    const uint64_t source = nearest::from_finite<num::Format::F32>(*odd);
-    if (!finite(once) || (source & 0x7f800000u) == 0x7f800000u)
-      return std::nullopt;
-    const double via = nearest::to_double<num::Format::F32>(source);
-    const uint64_t twice = T == num::Format::F32 ? source : nearest::from_finite<T>(via);
-    if (!finite(twice))
-      return std::nullopt;
-    const double a = nearest::to_double<T>(once), b = nearest::to_double<T>(twice);
-    ends[up] = up ? std::max(a, b) : std::min(a, b);
-  }
-  const double lo = ends[0], hi = ends[1];
+  // Only the end on the device's side decides (the device differs from the reference, and the
+  // reference lies inside the bound): the upper end (+error) above it, the lower one below.
   const double rv = nearest::to_double<T>(ref), dv = nearest::to_double<T>(device);
+  const bool up = dv > rv;
+  const std::optional<double> odd = fast_sum_odd(exact_hi, exact_lo, up ? error : -error);
+  if (!odd)
+    return std::nullopt;
+  // Rounded once from the exact value, and through the f32 source first.
+  const uint64_t once = nearest::from_finite<T>(*odd);
+  const uint64_t source = nearest::from_finite<num::Format::F32>(*odd);
+  if (!finite(once) || (source & 0x7f800000u) == 0x7f800000u)
+    return std::nullopt;
+  const double via = nearest::to_double<num::Format::F32>(source);
+  const uint64_t twice = T == num::Format::F32 ? source : nearest::from_finite<T>(via);
+  if (!finite(twice))
+    return std::nullopt;
+  const double a = nearest::to_double<T>(once), b = nearest::to_double<T>(twice);
+  const double end = up ? std::max(a, b) : std::min(a, b);
   FastVerdict v;
-  v.inside = lo <= dv && dv <= hi;
-  const double width = std::fabs((dv > rv ? hi : lo) - rv), diff = std::fabs(dv - rv);
+  v.inside = up ? dv <= end : end <= dv;
+  const double width = std::fabs(end - rv), diff = std::fabs(dv - rv);
   v.ratio = diff == 0 ? 0 : width == 0 ? std::numeric_limits<double>::infinity() : diff / width;
   return v;
 }

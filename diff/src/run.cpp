@@ -345,9 +345,14 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         // exact op, or a loose one its interval judges) replaced: bit for bit, or by that interval.
         const uint8_t flags = site_flags ? site_flags[i] : 0;
         const bool stored_by_site = flags & detail::kSiteStored;
+        // The record bounds the element when its value is the element's final one: where the
+        // judge found the device equal to it (kSiteSame), exactly when the device's element
+        // equals the final one; elsewhere when the stored value does.
         const bool record =
-            (flags & detail::kSiteRecord) && (same || !(flags & detail::kSiteSame)) &&
-            (site_stored[i] == r || same_bits(b.type, site_stored[i], r, report.controls));
+            (flags & detail::kSiteRecord) &&
+            ((flags & detail::kSiteSame)
+                 ? same
+                 : site_stored[i] == r || same_bits(b.type, site_stored[i], r, report.controls));
         bool explained = same;
         if (record) {
           ++b.models.elements;

@@ -91,6 +91,30 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
   }
 }
 
+// The elements the fast verdict cannot decide, and those a report may show (which need the
+// bound itself): the lane's record, the generic bound, and the offers. Out of line, so that the
+// judge's loop does not set up a record and a bound for every element.
+__attribute__((noinline)) void SiteJudge::bound_and_offer(const interp::ShadowLanes& e, size_t k,
+                                                          const ir::NarrowingSite& site,
+                                                          Output& out, uint64_t ref, uint64_t d,
+                                                          bool explained, uint8_t& flags,
+                                                          float& ratio, bool decided) {
+  const uint64_t i = e.index[k];
+  const interp::ShadowRecord r = e.record(k);
+  const Bound bound = single_rounding_bound(kernel_, site, r, ref, controls_);
+  if (!decided) {
+    if (accepts(bound, out.type, ref, d, controls_))
+      flags |= kSiteInside;
+    if (auto x = bound_ratio(bound, out.format, ref, d, controls_))
+      ratio = ratio_up(*x);
+  }
+  const bool inside = flags & kSiteInside;
+  if (exact_models_ ? !explained : !inside)
+    out.violations->offer(i, {bound, r.models});
+  if (!explained && inside)
+    out.unexplained->offer(i, {bound, r.models});
+}
+
 void SiteJudge::judge(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out) {
   // A site of another type (stored through a reinterpretation) bounds nothing: bit for bit.
   if (site.to != out.type) {
@@ -99,26 +123,42 @@ void SiteJudge::judge(const interp::ShadowLanes& e, const ir::NarrowingSite& sit
         std::atomic_ref<uint8_t>(out.flags[i]).store(kSiteStored, std::memory_order_relaxed);
     return;
   }
+  // A float of at most 32 bits (the widest narrowing target).
+  switch (num::info(out.format).total_bits) {
+  case 8:
+    return judge_as<uint8_t>(e, site, out);
+  case 16:
+    return judge_as<uint16_t>(e, site, out);
+  default:
+    return judge_as<uint32_t>(e, site, out);
+  }
+}
+
+template <class Element>
+void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out) {
   using interp::RoundingModel;
   static_assert(interp::kRoundingModels == 4);
   const uint32_t *m0 = e.models[0], *m1 = e.models[1], *m2 = e.models[2], *m3 = e.models[3];
   const uint32_t* result =
       e.models[static_cast<size_t>(e.single ? RoundingModel::Single : RoundingModel::TwoStep)];
   const bool fast = out.fast && fast_site_[e.site];
+  const uint32_t magnitude_mask = static_cast<uint32_t>(out.magnitude_mask);
+  const uint32_t nan_above = static_cast<uint32_t>(out.nan_above);
+  const bool nan_only = out.nan_only;
   for (size_t k = 0; k < e.count; ++k) {
     const uint64_t i = e.index[k];
     if (i >= out.size)
       continue;
     uint8_t flags = kSiteStored | kSiteRecord;
-    const uint64_t d = (*out.device)[i], ref = result[k];
+    const uint32_t d = out.device->read<Element>(i), ref = result[k];
     // Equal patterns are the same result under every rule of compare.hpp. Where nothing is
     // flushed and zeros, infinities and NaNs are preserved, the only other same result is two
     // NaNs: decided without a branch, since which models equal the device is a coin toss on
     // tie-stressing inputs.
-    auto is_nan = [&](uint64_t v) { return (v & out.magnitude_mask) > out.nan_above; };
+    auto is_nan = [&](uint32_t v) { return (v & magnitude_mask) > nan_above; };
     const bool d_nan = is_nan(d);
-    auto equals_device = [&](uint64_t v) -> bool {
-      if (out.nan_only)
+    auto equals_device = [&](uint32_t v) -> bool {
+      if (nan_only)
         return (v == d) | (d_nan & is_nan(v));
       return v == d || num::same_result(out.format, v, d, controls_);
     };
@@ -126,53 +166,32 @@ void SiteJudge::judge(const interp::ShadowLanes& e, const ir::NarrowingSite& sit
                                   (equals_device(m1[k]) ? kSiteModels << 1 : 0) |
                                   (equals_device(m2[k]) ? kSiteModels << 2 : 0) |
                                   (equals_device(m3[k]) ? kSiteModels << 3 : 0));
-    float ratio = std::numeric_limits<float>::quiet_NaN();
+    // Relaxed stores: distinct elements never share a byte, and an element two workgroups store
+    // is a race in the kernel itself (either evaluation may win, as either value may).
     if (equals_device(ref)) {
-      flags |= kSiteSame;
-    } else {
-      // The generic bound needs the whole record: built only where the fast path cannot decide.
-      std::optional<interp::ShadowRecord> r;
-      auto record = [&]() -> const interp::ShadowRecord& {
-        if (!r)
-          r = e.record(k);
-        return *r;
-      };
-      std::optional<Bound> bound;
-      bool inside = false;
-      const std::optional<FastVerdict> verdict =
-          fast ? fast_verdict(out.format, e.exact_hi[k], e.exact_lo[k],
-                              skipped_error(kernel_, site, e.product_sum[k], e.exact_hi[k]), ref, d)
-               : std::nullopt;
-      if (verdict) {
-        inside = verdict->inside;
-        ratio = ratio_up(verdict->ratio);
-      } else {
-        bound = single_rounding_bound(kernel_, site, record(), ref, controls_);
-        inside = accepts(*bound, out.type, ref, d, controls_);
-        if (auto x = bound_ratio(*bound, out.format, ref, d, controls_))
-          ratio = ratio_up(*x);
-      }
-      const bool explained = flags >= kSiteModels;
-      if (inside)
-        flags |= kSiteInside;
-      // What a report shows needs the bound itself: built for the few elements kept.
-      auto offer = [&](Shown& shown) {
-        if (!shown.wants(i))
-          return;
-        if (!bound)
-          bound = single_rounding_bound(kernel_, site, record(), ref, controls_);
-        shown.offer(i, {*bound, record().models});
-      };
-      if (exact_models_ ? !explained : !inside)
-        offer(*out.violations);
-      if (!explained && inside)
-        offer(*out.unexplained);
+      // Neither the ratio nor the stored value is read for such an element (flags()).
+      std::atomic_ref<uint8_t>(out.flags[i]).store(flags | kSiteSame, std::memory_order_relaxed);
+      continue;
     }
-    // Relaxed: distinct elements never share a byte, and an element two workgroups store is a
-    // race in the kernel itself (either record may win, as either value may).
+    float ratio = std::numeric_limits<float>::quiet_NaN();
+    const std::optional<FastVerdict> verdict =
+        fast ? fast_verdict(out.format, e.exact_hi[k], e.exact_lo[k],
+                            skipped_error(kernel_, site, e.product_sum[k], e.exact_hi[k]), ref, d)
+             : std::nullopt;
+    const bool explained = flags >= kSiteModels;
+    if (verdict) {
+      ratio = ratio_up(verdict->ratio);
+      if (verdict->inside)
+        flags |= kSiteInside;
+      const bool violation = exact_models_ ? !explained : !verdict->inside;
+      if ((violation && out.violations->wants(i)) ||
+          (!explained && verdict->inside && out.unexplained->wants(i)))
+        bound_and_offer(e, k, site, out, ref, d, explained, flags, ratio, true);
+    } else {
+      bound_and_offer(e, k, site, out, ref, d, explained, flags, ratio, false);
+    }
     std::atomic_ref<float>(out.ratio[i]).store(ratio, std::memory_order_relaxed);
-    std::atomic_ref<uint32_t>(out.stored[i])
-        .store(static_cast<uint32_t>(ref), std::memory_order_relaxed);
+    std::atomic_ref<uint32_t>(out.stored[i]).store(ref, std::memory_order_relaxed);
     std::atomic_ref<uint8_t>(out.flags[i]).store(flags, std::memory_order_relaxed);
   }
 }

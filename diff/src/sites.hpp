@@ -67,12 +67,14 @@ public:
   // Per element of the caller's buffer `b` (an output), its verdict bits; null when no element of
   // `b` can be stored by an unbarriered site of a float type.
   const uint8_t* flags(const rt::HostBuffer* b) const;
-  // Per element of `b` (when flags(b) is not null): |device - reference| / bound (see
-  // ModelCounts::max_bound_ratio), rounded up to a float, NaN when there is none.
+  // Per element of `b` whose flags have kSiteRecord but not kSiteSame (the device differed from
+  // the site's result): |device - reference| / bound (see ModelCounts::max_bound_ratio), rounded
+  // up to a float, NaN when there is none. Not written for other elements.
   const float* ratios(const rt::HostBuffer* b) const;
-  // Per element of `b` (when flags(b) is not null): the bits the last site record stored there. A
-  // later store that is no site's may have replaced them; a record whose value is not the
-  // element's final value bounds nothing.
+  // For the same elements: the bits the last site evaluation stored there. A later store that is
+  // no site's may have replaced them; a record whose value is not the element's final value
+  // bounds nothing. Where kSiteSame is set the device's element equals what the site stored, so
+  // the element's final value is that one exactly when the device's equals it (diff::run).
   const uint32_t* stored(const rt::HostBuffer* b) const;
   // What to show for element `index` when it is among the first violations or unexplained
   // elements; null when it is not kept.
@@ -115,15 +117,24 @@ private:
       void operator()(uint8_t* p) const { std::free(p); }
     };
     std::unique_ptr<uint8_t[], Free> flags; // zeroed (calloc)
-    // Written with the flags' kSiteRecord bit, and only read where it is set.
+    // Written with the flags' kSiteRecord bit when kSiteSame is not set, and only read there.
     std::unique_ptr<float[]> ratio;
-    // The value the element's last site record stored (a float type of at most 32 bits).
+    // The value the element's last site evaluation stored (a float type of at most 32 bits).
     std::unique_ptr<uint32_t[]> stored;
     std::unique_ptr<Shown> violations, unexplained;
   };
 
   // The elements one evaluation of `site` stored into `out`.
   void judge(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out);
+  // The same for an output whose elements are Element (uint8_t, uint16_t or uint32_t).
+  template <class Element>
+  void judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out);
+  // Lane k of `e`, stored into element e.index[k] of `out`, differs from the reference `ref`: the
+  // generic bound decides it unless `decided` (the fast verdict set flags and ratio already), and
+  // the report keeps it when it is among the lowest indices shown.
+  void bound_and_offer(const interp::ShadowLanes& e, size_t k, const ir::NarrowingSite& site,
+                       Output& out, uint64_t ref, uint64_t d, bool explained, uint8_t& flags,
+                       float& ratio, bool decided);
   const Output* output(const rt::HostBuffer* b) const;
 
   const ir::Kernel& kernel_;
