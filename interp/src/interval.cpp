@@ -10,9 +10,11 @@
 #include "halfway/numerics/arith.hpp"
 #include "halfway/numerics/convert.hpp"
 #include "halfway/numerics/math.hpp"
+#include "halfway/numerics/nearest.hpp"
 #include "slots.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -39,6 +41,13 @@ uint64_t bits_of(num::Format f, double v) {
 }
 double value_of(num::Format f, uint64_t b) {
   return num::to_double(f, b);
+}
+
+// value_of with the finite and infinite f32 patterns (most of the values a kernel loads) inline.
+double point_value_of(num::Format f, uint64_t b) {
+  if (f == num::Format::F32 && (b & 0x7f800000u) != 0x7f800000u)
+    return num::nearest::to_double<num::Format::F32>(b);
+  return value_of(f, b);
 }
 
 // v moved by n representable values of f (n < 0: downwards), stopping at the infinities (or the
@@ -812,8 +821,57 @@ bool bulk_node(Exec& x, IntervalState& s, const Node& n, Iv* out) {
     for (int k = 0; k < count; ++k)
       undecided |= kept[k][lane].undecided;
     out[lane] = undecided     ? kUndecided
-                : point_value ? point(value_of(f, get_slot(reg, bytes, lane)))
+                : point_value ? point(point_value_of(f, get_slot(reg, bytes, lane)))
                               : Iv{};
+  });
+  return true;
+}
+
+// step() for a value of f32 that is not a NaN.
+double step_f32(double v, int64_t n) {
+  const uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(v)); // exact: v is an f32 value
+  const int64_t magnitude = b & 0x7fffffffu;
+  const int64_t top = 0x7f800000; // the infinity
+  const int64_t ord = std::clamp((b >> 31 ? -magnitude : magnitude) + n, -top, top);
+  const uint32_t out =
+      ord < 0 ? 0x80000000u | static_cast<uint32_t>(-ord) : static_cast<uint32_t>(ord);
+  return static_cast<double>(std::bit_cast<float>(out));
+}
+
+// exp and exp2 of f32 (the math of softmax, attention and SiLU kernels) on the lanes whose
+// operand is a point equal to its reference value, a number and not a denormal: the reference's
+// own result, widened as exp_like widens it under the Vulkan profile and flushable after, as
+// lane_value computes it, without its dispatch per lane. The other lanes (NaN, denormal or
+// non-point operands, undecided ones) take lane_value. False for every other node.
+bool bulk_exp(Exec& x, IntervalState& s, const Node& n, Iv* out) {
+  if ((n.op != ir::Op::Exp && n.op != ir::Op::Exp2) || n.type != ir::ScalarType::F32 ||
+      n.arg_type != ir::ScalarType::F32 || num::flushes(num::Format::F32, x.options().controls))
+    return false;
+  const bool vulkan = x.options().profile == ir::MathProfile::Vulkan;
+  const Iv* kept = s.kept(n.arg[0]) ? s.reg(n.arg[0]) : nullptr;
+  const float* operand = x.reg<float>(n.arg[0]);
+  const float* result = x.reg<float>(n.reg);
+  const double ulp = ir::info(n.op).device.ulp(32);
+  constexpr double kTiny = 0x1p-126; // f32's smallest normal
+  for_active(x.mask(), [&](uint32_t lane) {
+    const double a = operand[lane]; // exact
+    const bool usable =
+        (!kept || (!kept[lane].undecided &&
+                   std::bit_cast<uint64_t>(kept[lane].lo) == std::bit_cast<uint64_t>(a) &&
+                   std::bit_cast<uint64_t>(kept[lane].hi) == std::bit_cast<uint64_t>(a))) &&
+        !std::isnan(a) && (a == 0 || std::fabs(a) >= kTiny);
+    if (!usable) {
+      out[lane] = lane_value(x, s, n, lane);
+      return;
+    }
+    const double v = result[lane]; // never NaN: exp of a number
+    Iv r = point(v);
+    if (vulkan) {
+      const int64_t steps = steps_for(ulp + 2 * std::fabs(a));
+      r = {step_f32(v, -steps), step_f32(v, steps), false};
+      r = flushable(r, num::Format::F32);
+    }
+    out[lane] = r;
   });
   return true;
 }
@@ -823,7 +881,7 @@ bool bulk_node(Exec& x, IntervalState& s, const Node& n, Iv* out) {
 void interval_node(Exec& x, const Node& n) {
   IntervalState& s = *x.intervals();
   Iv* out = s.reg(n.reg);
-  if (bulk_node(x, s, n, out))
+  if (bulk_node(x, s, n, out) || bulk_exp(x, s, n, out))
     return;
   for_active(x.mask(), [&](uint32_t lane) { out[lane] = lane_value(x, s, n, lane); });
 }

@@ -102,6 +102,75 @@ TEST(DevicePrecision, ExpOneStepBeyondItsBoundFails) {
   EXPECT_NE(to_text(r).find("allowed: device precision: ["), std::string::npos);
 }
 
+// The interval of f32 exp on every kind of operand, against its definition: the correctly
+// rounded result moved by the documented steps both ways (along the f32 patterns, saturating at
+// the infinities), holding zero once it reaches the denormals (a Vulkan device may flush them);
+// the NaN point for a NaN. The interpreter takes a bulk path for point operands that are numbers
+// and not denormal, and the general one for the rest (denormal operands, which a device may
+// flush to zero, and NaNs): both are checked.
+TEST(DevicePrecision, ExpIntervalsOfEveryKindOfOperand) {
+  std::vector<float> xs = {0.0f,
+                           -0.0f,
+                           1.0f,
+                           -1.0f,
+                           0.5f,
+                           88.7f,
+                           88.8f,
+                           89.0f,
+                           -87.0f,
+                           -88.0f,
+                           -100.0f,
+                           -103.9f,
+                           -104.0f,
+                           -150.0f,
+                           1e-30f,
+                           -1e-30f,
+                           INFINITY,
+                           -INFINITY,
+                           NAN,
+                           -NAN,
+                           std::bit_cast<float>(0x00000001u),
+                           std::bit_cast<float>(0x807fffffu),
+                           std::bit_cast<float>(0x7f800001u)};
+  for (int i = 0; i < 2000; ++i) // across the range, both signs
+    xs.push_back(-110.0f + 200.0f * static_cast<float>(i) / 2000);
+  const ir::VerifiedKernel k = exp_kernel<float>();
+  rt::HostBuffer x(ScalarType::F32, xs.size()), y(ScalarType::F32, xs.size());
+  for (size_t i = 0; i < xs.size(); ++i)
+    x.set_bits(i, std::bit_cast<uint32_t>(xs[i]));
+  interp::Options o;
+  o.intervals = true;
+  o.profile = ir::MathProfile::Vulkan;
+  const interp::Stats s = interp::run(k, rt::Grid::for_lanes(k.kernel(), xs.size()),
+                                      std::vector{rt::Arg::of(x), rt::Arg::of(y)}, o);
+  ASSERT_EQ(s.intervals.at(1).size(), xs.size());
+  // The f32 pattern n steps from v along the ordered patterns (-inf .. -0 = +0 .. +inf).
+  auto moved = [](float v, int64_t n) {
+    const uint32_t b = std::bit_cast<uint32_t>(v);
+    const int64_t ord = (b >> 31) ? -static_cast<int64_t>(b & 0x7fffffff) : b;
+    const int64_t to = std::clamp<int64_t>(ord + n, -0x7f800000, 0x7f800000);
+    return static_cast<double>(std::bit_cast<float>(
+        to < 0 ? 0x80000000u | static_cast<uint32_t>(-to) : static_cast<uint32_t>(to)));
+  };
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const interp::ValueInterval& iv = s.intervals[1][i];
+    ASSERT_FALSE(iv.undecided) << xs[i];
+    if (std::isnan(xs[i])) {
+      EXPECT_TRUE(std::isnan(iv.lo) && std::isnan(iv.hi)) << i;
+      continue;
+    }
+    const float v = std::bit_cast<float>(static_cast<uint32_t>(y.get_bits(i)));
+    const int64_t n = exp_steps(ScalarType::F32, xs[i]);
+    double lo = moved(v, -n), hi = moved(v, n);
+    if (lo < 0x1p-126 && hi > -0x1p-126 && !(lo == 0 && hi == 0))
+      lo = std::min(lo, 0.0), hi = std::max(hi, 0.0);
+    EXPECT_EQ(std::bit_cast<uint64_t>(iv.lo), std::bit_cast<uint64_t>(lo))
+        << "exp(" << xs[i] << ") = " << v << ", " << n << " steps";
+    EXPECT_EQ(std::bit_cast<uint64_t>(iv.hi), std::bit_cast<uint64_t>(hi))
+        << "exp(" << xs[i] << ") = " << v << ", " << n << " steps";
+  }
+}
+
 TEST(DevicePrecision, F16ExpUsesTheSixteenBitRow) {
   // 1 + 2|x| ulps: moved by exactly that, OK; one more, every element fails.
   Report ok = run_exp<f16>(0);
