@@ -23,6 +23,8 @@
 #include <chrono>
 #include <cstring>
 #include <random>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -358,6 +360,8 @@ private:
 } // namespace
 
 int main(int argc, char** argv) {
+  // stdout carries the JSON lines only: the policy's log of the opt-ins goes to stderr.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("cpu_bench"));
   Config c;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];

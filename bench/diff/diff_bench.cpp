@@ -27,6 +27,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <string>
 #include <vector>
 
@@ -101,6 +103,8 @@ double timed_exp_diff(rt::Device& device, const ir::VerifiedKernel& k,
 } // namespace
 
 int main(int argc, char** argv) {
+  // stdout carries the JSON lines only: the policy's log of the opt-ins goes to stderr.
+  spdlog::set_default_logger(spdlog::stderr_logger_mt("diff_bench"));
   Config c;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--elements"))
