@@ -81,6 +81,11 @@ uint32_t Emitter::constant(ScalarType t, uint64_t bits, Repr want) {
   case Repr::Bits:
     return u32(static_cast<uint32_t>(bits));
   case Repr::F32:
+    // A bf16 value is the top half of its f32: the pattern shifted, so that a NaN keeps its
+    // payload (a select or a store moves it, and a bitcast shows it; through a double and a
+    // float conversion it became the canonical NaN).
+    if (t == ScalarType::BF16)
+      return b_.constant(t_f32(), static_cast<uint32_t>(bits) << 16);
     return b_.constant_f32(static_cast<float>(ir::widen_to_double(t, bits)));
   case Repr::Wide: {
     uint64_t v = ir::info(t).is_signed
