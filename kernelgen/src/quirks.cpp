@@ -610,6 +610,12 @@ bool rewrite_zero_folds(ir::Kernel& k) {
         operand = peeled;
       } else if (e.op == Op::Sub && i == 1) {
         continue;
+      } else if (e.op == Op::Mul && constant && literal(k, other)) {
+        // A product of a constant +0.0 (a literal, or a private load the driver folds) and a
+        // literal is folded exactly, as with a negated zero above (campaign 20261219, kernel 338:
+        // mul(0.0:bf16, -1.1754944e-38:bf16) and pa[k] times it were -0;
+        // known-device-issues/mul-zero-literals.hk).
+        continue;
       }
       // A product of two constants is computed exactly, also where one is a product that folded
       // (campaign 20261207, kernel 51556: 0.0 * (-x * 0.0) is 0.0 * -0.0, -0).

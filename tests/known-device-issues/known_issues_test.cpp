@@ -126,6 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
               true},
         // mul(0.0, -3): -0 against +0.
         Issue{"mul-by-zero.hk", ir::ScalarType::F32, 0xc0400000, 0x80000000, 0x00000000, true},
+        // clamp(0.0 * -2^-126, -(-1 * 0.0), 0.0): +0 against -0 (only the second product folded).
+        Issue{"mul-zero-literals.hk", ir::ScalarType::BF16, 0xbf80, 0x0000, 0x8000, true},
         // add(0.0, mul(1, -0.0)): +0 against -0.
         Issue{"add-zero.hk", ir::ScalarType::F32, 0x3f800000, 0x00000000, 0x80000000, true},
         // pack<f16>(NaN 0x7c01, 0) >> 1: 0x3e00 against 0x3f00.
