@@ -39,15 +39,11 @@ bool is_point(const Iv& a) {
 uint64_t bits_of(num::Format f, double v) {
   return num::from_double(f, v);
 }
+// Finite f32 patterns (most of the values a kernel computes) inline.
 double value_of(num::Format f, uint64_t b) {
-  return num::to_double(f, b);
-}
-
-// value_of with the finite and infinite f32 patterns (most of the values a kernel loads) inline.
-double point_value_of(num::Format f, uint64_t b) {
   if (f == num::Format::F32 && (b & 0x7f800000u) != 0x7f800000u)
     return num::nearest::to_double<num::Format::F32>(b);
-  return value_of(f, b);
+  return num::to_double(f, b);
 }
 
 // v moved by n representable values of f (n < 0: downwards), stopping at the infinities (or the
@@ -55,6 +51,13 @@ double point_value_of(num::Format f, uint64_t b) {
 double step(num::Format f, double v, int64_t n) {
   if (std::isnan(v) || n == 0)
     return v;
+  if (f == num::Format::F32) { // the same on the float's bits, inline (interval ends of f32 ops)
+    const uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(v)); // exact: an f32 value
+    const int64_t magnitude = b & 0x7fffffffu, top = 0x7f800000;       // top: the infinity
+    const int64_t ord = std::clamp((b >> 31 ? -magnitude : magnitude) + n, -top, top);
+    return static_cast<double>(std::bit_cast<float>(
+        ord < 0 ? 0x80000000u | static_cast<uint32_t>(-ord) : static_cast<uint32_t>(ord)));
+  }
   const num::FormatInfo& fi = num::info(f);
   const int64_t top = static_cast<int64_t>(fi.has_inf ? fi.inf_bits : fi.max_finite);
   const uint64_t b = bits_of(f, v);
@@ -821,21 +824,10 @@ bool bulk_node(Exec& x, IntervalState& s, const Node& n, Iv* out) {
     for (int k = 0; k < count; ++k)
       undecided |= kept[k][lane].undecided;
     out[lane] = undecided     ? kUndecided
-                : point_value ? point(point_value_of(f, get_slot(reg, bytes, lane)))
+                : point_value ? point(value_of(f, get_slot(reg, bytes, lane)))
                               : Iv{};
   });
   return true;
-}
-
-// step() for a value of f32 that is not a NaN.
-double step_f32(double v, int64_t n) {
-  const uint32_t b = std::bit_cast<uint32_t>(static_cast<float>(v)); // exact: v is an f32 value
-  const int64_t magnitude = b & 0x7fffffffu;
-  const int64_t top = 0x7f800000; // the infinity
-  const int64_t ord = std::clamp((b >> 31 ? -magnitude : magnitude) + n, -top, top);
-  const uint32_t out =
-      ord < 0 ? 0x80000000u | static_cast<uint32_t>(-ord) : static_cast<uint32_t>(ord);
-  return static_cast<double>(std::bit_cast<float>(out));
 }
 
 // exp and exp2 of f32 (the math of softmax, attention and SiLU kernels) on the lanes whose
@@ -852,14 +844,14 @@ bool bulk_exp(Exec& x, IntervalState& s, const Node& n, Iv* out) {
   const float* operand = x.reg<float>(n.arg[0]);
   const float* result = x.reg<float>(n.reg);
   const double ulp = ir::info(n.op).device.ulp(32);
-  constexpr double kTiny = 0x1p-126; // f32's smallest normal
+  const double tiny = num::info(num::Format::F32).min_normal_value;
   for_active(x.mask(), [&](uint32_t lane) {
     const double a = operand[lane]; // exact
     const bool usable =
         (!kept || (!kept[lane].undecided &&
                    std::bit_cast<uint64_t>(kept[lane].lo) == std::bit_cast<uint64_t>(a) &&
                    std::bit_cast<uint64_t>(kept[lane].hi) == std::bit_cast<uint64_t>(a))) &&
-        !std::isnan(a) && (a == 0 || std::fabs(a) >= kTiny);
+        !std::isnan(a) && (a == 0 || std::fabs(a) >= tiny);
     if (!usable) {
       out[lane] = lane_value(x, s, n, lane);
       return;
@@ -868,7 +860,7 @@ bool bulk_exp(Exec& x, IntervalState& s, const Node& n, Iv* out) {
     Iv r = point(v);
     if (vulkan) {
       const int64_t steps = steps_for(ulp + 2 * std::fabs(a));
-      r = {step_f32(v, -steps), step_f32(v, steps), false};
+      r = {step(num::Format::F32, v, -steps), step(num::Format::F32, v, steps), false};
       r = flushable(r, num::Format::F32);
     }
     out[lane] = r;
