@@ -35,6 +35,8 @@ public:
     return v;
   }
 
+  const std::byte* data() const { return data_; }
+
 private:
   const std::byte* data_;
   uint32_t bytes_;

@@ -333,6 +333,8 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     const detail::ElementBits want_bits(want), got_bits(got), original_bits(*original);
     std::vector<Verdict> verdicts(options.results ? b.size : 0, Verdict::Exact);
     auto judge_range = [&](uint64_t first, uint64_t last, BufferReport& b) {
+      if (site_flags)
+        detail::count_same_models(site_flags, first, last, b.models);
       for (uint64_t i = first; i < last; ++i) {
         const uint64_t r = want_bits[i], d = got_bits[i];
         if (r == original_bits[i])
@@ -348,22 +350,18 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         // The record bounds the element when its value is the element's final one: where the
         // judge found the device equal to it (kSiteSame), exactly when the device's element
         // equals the final one; elsewhere when the stored value does.
-        const bool record =
-            (flags & detail::kSiteRecord) &&
-            ((flags & detail::kSiteSame)
-                 ? same
-                 : site_stored[i] == r || same_bits(b.type, site_stored[i], r, report.controls));
+        const bool site_same = flags & detail::kSiteSame;
+        const bool record = (flags & detail::kSiteRecord) &&
+                            (site_same ? same
+                                       : site_stored[i] == r ||
+                                             same_bits(b.type, site_stored[i], r, report.controls));
+        // count_same_models counted the elements with kSiteRecord and kSiteSame: it takes back
+        // those whose site's result is not the element's final value and counts the others.
+        if ((flags & detail::kSiteRecord) && site_same != record)
+          detail::add_models(flags, record ? 1 : -1, b.models);
         bool explained = same;
         if (record) {
-          ++b.models.elements;
-          // Counted without a branch per model: which models equal the device varies from
-          // element to element.
-          const unsigned models = flags / detail::kSiteModels;
-          for (size_t m = 0; m < interp::kRoundingModels; ++m)
-            b.models.equal[m] += (models >> m) & 1;
-          const bool matched = models != 0;
-          if (matched)
-            ++b.models.first[std::countr_zero(models)];
+          const bool matched = flags >= detail::kSiteModels;
           explained = explained || matched;
           if (!same && matched)
             ++b.models.explained;

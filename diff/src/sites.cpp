@@ -3,9 +3,14 @@
 #include "fast_bound.hpp"
 #include "halfway/diff/compare.hpp"
 
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <new>
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 namespace halfway::diff::detail {
 
@@ -134,6 +139,95 @@ void SiteJudge::judge(const interp::ShadowLanes& e, const ir::NarrowingSite& sit
   }
 }
 
+#if defined(__AVX2__)
+namespace {
+
+// The verdict bits of eight lanes whose elements are consecutive, i.e. the scalar loop of judge_as
+// below for a nan_only output, eight lanes per AVX2 vector: one byte per lane, lane j in byte j.
+// On tie-stressing inputs which models equal the device is a coin toss per element, so the
+// scalar loop's cost was its instructions per element (about sixty), not its memory.
+template <class Element>
+uint64_t flags8(const Element* device, const std::array<const uint32_t*, 4>& models,
+                const uint32_t* result, size_t k, __m256i magnitude, __m256i nan_above) {
+  __m256i d;
+  if constexpr (sizeof(Element) == 1)
+    d = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(device)));
+  else if constexpr (sizeof(Element) == 2)
+    d = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(device)));
+  else
+    d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(device));
+  // The magnitude masks leave the sign bit out, so a signed comparison of 32-bit lanes is the
+  // unsigned one of SiteJudge::Output::nan_above.
+  auto is_nan = [&](__m256i v) {
+    return _mm256_cmpgt_epi32(_mm256_and_si256(v, magnitude), nan_above);
+  };
+  const __m256i d_nan = is_nan(d);
+  auto equals_device = [&](const uint32_t* column, int bit) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(column + k));
+    const __m256i eq =
+        _mm256_or_si256(_mm256_cmpeq_epi32(v, d), _mm256_and_si256(d_nan, is_nan(v)));
+    return _mm256_and_si256(eq, _mm256_set1_epi32(bit));
+  };
+  __m256i f = _mm256_set1_epi32(kSiteStored | kSiteRecord);
+  f = _mm256_or_si256(f, equals_device(models[0], kSiteModels));
+  f = _mm256_or_si256(f, equals_device(models[1], kSiteModels << 1));
+  f = _mm256_or_si256(f, equals_device(models[2], kSiteModels << 2));
+  f = _mm256_or_si256(f, equals_device(models[3], kSiteModels << 3));
+  f = _mm256_or_si256(f, equals_device(result, kSiteSame));
+  // Byte 0 of every 32-bit lane, four per 128-bit half.
+  const __m256i bytes = _mm256_shuffle_epi8(
+      f, _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8, 12,
+                          -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1));
+  const auto lo = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm256_castsi256_si128(bytes)));
+  const auto hi = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm256_extracti128_si256(bytes, 1)));
+  return uint64_t{lo} | uint64_t{hi} << 32;
+}
+
+// Whether lanes k..k+7 store into elements first..first+7 of an output of `size` elements, first
+// a multiple of 8 (their eight verdict bytes are one aligned word).
+inline bool consecutive8(const uint64_t* index, size_t k, uint64_t size) {
+  const uint64_t first = index[k];
+  if (first % 8 != 0 || first > size || size - first < 8)
+    return false;
+  const __m256i base = _mm256_set1_epi64x(static_cast<long long>(first));
+  const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index + k));
+  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index + k + 4));
+  const __m256i want_a = _mm256_add_epi64(base, _mm256_setr_epi64x(0, 1, 2, 3));
+  const __m256i want_b = _mm256_add_epi64(base, _mm256_setr_epi64x(4, 5, 6, 7));
+  const __m256i eq = _mm256_and_si256(_mm256_cmpeq_epi64(a, want_a), _mm256_cmpeq_epi64(b, want_b));
+  return _mm256_movemask_epi8(eq) == -1;
+}
+
+} // namespace
+#endif
+
+// Lane k of `e` stored `ref` into element i of `out`, where the device has `d`, another result:
+// the fast verdict or the generic bound, the ratio and the stored value. Returns the flags.
+uint8_t SiteJudge::judge_differing(const interp::ShadowLanes& e, size_t k,
+                                   const ir::NarrowingSite& site, Output& out, uint64_t i,
+                                   uint32_t ref, uint32_t d, uint8_t flags, bool fast) {
+  float ratio = std::numeric_limits<float>::quiet_NaN();
+  const std::optional<FastVerdict> verdict =
+      fast ? fast_verdict(out.format, e.exact_hi[k], e.exact_lo[k],
+                          skipped_error(kernel_, site, e.product_sum[k], e.exact_hi[k]), ref, d)
+           : std::nullopt;
+  const bool explained = flags >= kSiteModels;
+  if (verdict) {
+    ratio = ratio_up(verdict->ratio);
+    if (verdict->inside)
+      flags |= kSiteInside;
+    const bool violation = exact_models_ ? !explained : !verdict->inside;
+    if ((violation && out.violations->wants(i)) ||
+        (!explained && verdict->inside && out.unexplained->wants(i)))
+      bound_and_offer(e, k, site, out, ref, d, explained, flags, ratio, true);
+  } else {
+    bound_and_offer(e, k, site, out, ref, d, explained, flags, ratio, false);
+  }
+  std::atomic_ref<float>(out.ratio[i]).store(ratio, std::memory_order_relaxed);
+  std::atomic_ref<uint32_t>(out.stored[i]).store(ref, std::memory_order_relaxed);
+  return flags;
+}
+
 template <class Element>
 void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out) {
   using interp::RoundingModel;
@@ -145,10 +239,13 @@ void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& 
   const uint32_t magnitude_mask = static_cast<uint32_t>(out.magnitude_mask);
   const uint32_t nan_above = static_cast<uint32_t>(out.nan_above);
   const bool nan_only = out.nan_only;
-  for (size_t k = 0; k < e.count; ++k) {
+  const auto* device = reinterpret_cast<const Element*>(out.device->data());
+  // Relaxed stores: distinct elements never share a byte, and an element two workgroups store
+  // is a race in the kernel itself (either evaluation may win, as either value may).
+  auto lane = [&](size_t k) {
     const uint64_t i = e.index[k];
     if (i >= out.size)
-      continue;
+      return;
     uint8_t flags = kSiteStored | kSiteRecord;
     const uint32_t d = out.device->read<Element>(i), ref = result[k];
     // Equal patterns are the same result under every rule of compare.hpp. Where nothing is
@@ -166,34 +263,81 @@ void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& 
                                   (equals_device(m1[k]) ? kSiteModels << 1 : 0) |
                                   (equals_device(m2[k]) ? kSiteModels << 2 : 0) |
                                   (equals_device(m3[k]) ? kSiteModels << 3 : 0));
-    // Relaxed stores: distinct elements never share a byte, and an element two workgroups store
-    // is a race in the kernel itself (either evaluation may win, as either value may).
-    if (equals_device(ref)) {
-      // Neither the ratio nor the stored value is read for such an element (flags()).
-      std::atomic_ref<uint8_t>(out.flags[i]).store(flags | kSiteSame, std::memory_order_relaxed);
-      continue;
-    }
-    float ratio = std::numeric_limits<float>::quiet_NaN();
-    const std::optional<FastVerdict> verdict =
-        fast ? fast_verdict(out.format, e.exact_hi[k], e.exact_lo[k],
-                            skipped_error(kernel_, site, e.product_sum[k], e.exact_hi[k]), ref, d)
-             : std::nullopt;
-    const bool explained = flags >= kSiteModels;
-    if (verdict) {
-      ratio = ratio_up(verdict->ratio);
-      if (verdict->inside)
-        flags |= kSiteInside;
-      const bool violation = exact_models_ ? !explained : !verdict->inside;
-      if ((violation && out.violations->wants(i)) ||
-          (!explained && verdict->inside && out.unexplained->wants(i)))
-        bound_and_offer(e, k, site, out, ref, d, explained, flags, ratio, true);
-    } else {
-      bound_and_offer(e, k, site, out, ref, d, explained, flags, ratio, false);
-    }
-    std::atomic_ref<float>(out.ratio[i]).store(ratio, std::memory_order_relaxed);
-    std::atomic_ref<uint32_t>(out.stored[i]).store(ref, std::memory_order_relaxed);
+    // Neither the ratio nor the stored value is read where the device equals the site's result
+    // (flags()).
+    flags = equals_device(ref) ? static_cast<uint8_t>(flags | kSiteSame)
+                               : judge_differing(e, k, site, out, i, ref, d, flags, fast);
     std::atomic_ref<uint8_t>(out.flags[i]).store(flags, std::memory_order_relaxed);
+  };
+  size_t k = 0;
+#if defined(__AVX2__)
+  if (nan_only) {
+    const __m256i magnitude = _mm256_set1_epi32(static_cast<int>(magnitude_mask));
+    const __m256i nan_limit = _mm256_set1_epi32(static_cast<int>(nan_above));
+    for (; k + 8 <= e.count; k += 8) {
+      if (!consecutive8(e.index, k, out.size)) {
+        for (size_t j = k; j < k + 8; ++j)
+          lane(j);
+        continue;
+      }
+      const uint64_t first = e.index[k];
+      uint64_t flags = flags8<Element>(device + first, e.models, result, k, magnitude, nan_limit);
+      // Lanes whose device element differs from the site's result (no kSiteSame bit).
+      uint64_t differing = ~flags & 0x0404040404040404u;
+      while (differing) {
+        const int j = std::countr_zero(differing) / 8;
+        differing &= differing - 1;
+        const uint64_t shift = 8 * static_cast<uint64_t>(j);
+        const auto f = static_cast<uint8_t>(flags >> shift);
+        const uint8_t judged = judge_differing(e, k + j, site, out, first + j, result[k + j],
+                                               device[first + j], f, fast);
+        flags = (flags & ~(uint64_t{0xff} << shift)) | uint64_t{judged} << shift;
+      }
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(out.flags.get() + first))
+          .store(flags, std::memory_order_relaxed);
+    }
   }
+#endif
+  for (; k < e.count; ++k)
+    lane(k);
+}
+
+void count_same_models(const uint8_t* flags, uint64_t first, uint64_t last, ModelCounts& into) {
+  constexpr uint8_t kRecordSame = kSiteRecord | kSiteSame;
+  uint64_t i = first;
+#if defined(__AVX2__)
+  // 32 elements per vector: a byte per element. The lowest model bit of n is n & -n.
+  uint64_t elements = 0;
+  std::array<uint64_t, interp::kRoundingModels> equal{}, lowest{};
+  const __m256i record_same = _mm256_set1_epi8(static_cast<char>(kRecordSame));
+  const __m256i nibble = _mm256_set1_epi8(0x0f);
+  static_assert(kSiteModels == 16, "the model bits are the high nibble");
+  for (; i + 32 <= last; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(flags + i));
+    const __m256i counted = _mm256_cmpeq_epi8(_mm256_and_si256(v, record_same), record_same);
+    const __m256i n = _mm256_and_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), nibble), counted);
+    const __m256i low = _mm256_and_si256(n, _mm256_sub_epi8(_mm256_setzero_si256(), n));
+    elements += std::popcount(static_cast<uint32_t>(_mm256_movemask_epi8(counted)));
+    // Bit m of every byte moved to its bit 7 (16-bit shifts: a byte's bit 7 then comes from its
+    // own bit m, as n has no bits above 3).
+    auto bit_count = [](__m256i x, int m) {
+      const __m128i shift = _mm_cvtsi32_si128(7 - m);
+      return std::popcount(static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_sll_epi16(x, shift))));
+    };
+    for (int m = 0; m < 4; ++m) {
+      equal[m] += static_cast<uint64_t>(bit_count(n, m));
+      lowest[m] += static_cast<uint64_t>(bit_count(low, m));
+    }
+  }
+  into.elements += elements;
+  for (size_t m = 0; m < interp::kRoundingModels; ++m) {
+    into.equal[m] += equal[m];
+    into.first[m] += lowest[m];
+  }
+#endif
+  for (; i < last; ++i)
+    if ((flags[i] & kRecordSame) == kRecordSame)
+      add_models(flags[i], 1, into);
 }
 
 void SiteJudge::take(std::span<const interp::ShadowLanes> evaluations) {

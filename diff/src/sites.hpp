@@ -18,12 +18,14 @@
 
 #include "elements.hpp"
 #include "halfway/diff/bound.hpp"
+#include "halfway/diff/report.hpp"
 #include "halfway/interp/shadow.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/runtime/buffer.hpp"
 
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -45,6 +47,23 @@ enum SiteFlag : uint8_t {
   kSiteInside = 8,  // otherwise: the device's element is inside the §4 bound
   kSiteModels = 16, // kSiteModels << m: the device's element equals rounding model m
 };
+
+// Adds to `into` the model counts of elements [first, last) whose flags have kSiteRecord and
+// kSiteSame: the elements at unbarriered sites where the device equals the site's result. Where
+// that result is also the element's final value (diff::run decides it), they are ModelCounts'
+// elements; diff::run takes back, with add_models(..., -1), those where it is not.
+void count_same_models(const uint8_t* flags, uint64_t first, uint64_t last, ModelCounts& into);
+// Adds (sign 1) or takes back (-1) one element with these flags to or from `into`'s elements,
+// equal and first counts.
+inline void add_models(uint8_t flags, int sign, ModelCounts& into) {
+  const auto s = static_cast<uint64_t>(sign);
+  into.elements += s;
+  const unsigned models = flags / kSiteModels;
+  for (size_t m = 0; m < interp::kRoundingModels; ++m)
+    into.equal[m] += s * ((models >> m) & 1);
+  if (models != 0)
+    into.first[static_cast<size_t>(std::countr_zero(models))] += s;
+}
 
 // The bound and model values of an element a report shows.
 struct SiteDetail {
@@ -129,6 +148,10 @@ private:
   // The same for an output whose elements are Element (uint8_t, uint16_t or uint32_t).
   template <class Element>
   void judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out);
+  // One lane whose device element differs from the site's result (sites.cpp).
+  uint8_t judge_differing(const interp::ShadowLanes& e, size_t k, const ir::NarrowingSite& site,
+                          Output& out, uint64_t i, uint32_t ref, uint32_t d, uint8_t flags,
+                          bool fast);
   // Lane k of `e`, stored into element e.index[k] of `out`, differs from the reference `ref`: the
   // generic bound decides it unless `decided` (the fast verdict set flags and ratio already), and
   // the report keeps it when it is among the lowest indices shown.
