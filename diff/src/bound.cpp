@@ -82,31 +82,17 @@ std::string describe(const Bound& bound, ir::ScalarType type) {
          format_value(type, bound.lo) + ", " + format_value(type, bound.hi) + "], E = " + e;
 }
 
-double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site,
-                     const interp::ShadowRecord& record) {
-  return skipped_error(kernel, site, record.product_sum, record.exact_hi);
-}
-
-double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site, double product_sum,
-                     double exact_hi) {
-  const double u = std::ldexp(1.0, -static_cast<int>(ir::info(site.from).precision));
-  constexpr double kSlack = 1 + 0x1p-50; // E is an upper bound: never let rounding shrink it
-  switch (site.shape) {
-  case ir::SiteShape::MulAdd:
-    return u * product_sum * kSlack;
-  case ir::SiteShape::Chain: {
-    double n = 0;
+SkippedError::SkippedError(const ir::Kernel& kernel, const ir::NarrowingSite& site)
+    : shape_(site.shape), u_(std::ldexp(1.0, -static_cast<int>(ir::info(site.from).precision))) {
+  if (shape_ == ir::SiteShape::Chain)
     for (ir::ExprId id : site.producers)
       if (id != site.producer && ir::info(kernel.expr(id).op).rounds)
-        ++n;
-    if (n == 0)
-      return 0;
-    double x = std::fabs(exact_hi);
-    return u * n * (2 * product_sum + x) / (1 - n * u) * kSlack;
-  }
-  default:
-    return 0;
-  }
+        ++rounding_ops_;
+}
+
+double skipped_error(const ir::Kernel& kernel, const ir::NarrowingSite& site,
+                     const interp::ShadowRecord& record) {
+  return SkippedError(kernel, site)(record.product_sum, record.exact_hi);
 }
 
 Bound single_rounding_bound(const ir::Kernel& kernel, const ir::NarrowingSite& site,

@@ -47,13 +47,14 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
                      const num::FloatControls& controls, bool exact_models, size_t max_shown)
     : kernel_(kernel), controls_(controls), exact_models_(exact_models),
       barrier_(kernel.exprs.size(), nullptr), fast_site_(kernel.exprs.size(), 0),
-      by_param_(args.size(), nullptr), is_buffer_(args.size(), false),
+      error_(kernel.exprs.size()), by_param_(args.size(), nullptr), is_buffer_(args.size(), false),
       nowhere_(std::make_unique<std::atomic<uint64_t>[]>(kernel.exprs.size())) {
   bool any = false;
   if (single)
     for (const ir::NarrowingSite& s : sites)
       if (s.needs_barrier()) {
         barrier_[s.convert] = &s;
+        error_[s.convert] = SkippedError(kernel, s);
         const ir::RoundingMode m = kernel.expr(s.convert).rounding;
         fast_site_[s.convert] = s.from == ir::ScalarType::F32 &&
                                 m != ir::RoundingMode::TowardZero && m != ir::RoundingMode::Up &&
@@ -209,7 +210,7 @@ uint8_t SiteJudge::judge_differing(const interp::ShadowLanes& e, size_t k,
   float ratio = std::numeric_limits<float>::quiet_NaN();
   const std::optional<FastVerdict> verdict =
       fast ? fast_verdict(out.format, e.exact_hi[k], e.exact_lo[k],
-                          skipped_error(kernel_, site, e.product_sum[k], e.exact_hi[k]), ref, d)
+                          error_[e.site](e.product_sum[k], e.exact_hi[k]), ref, d)
            : std::nullopt;
   const bool explained = flags >= kSiteModels;
   if (verdict) {

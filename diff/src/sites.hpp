@@ -167,6 +167,8 @@ private:
   std::vector<const ir::NarrowingSite*> barrier_;
   // Indexed by expression id: the site is an f32 producer narrowed to nearest (fast_verdict).
   std::vector<uint8_t> fast_site_;
+  // Indexed by expression id: the site's E.
+  std::vector<SkippedError> error_;
   // Per parameter: its output (null for scalars, read-only and non-float buffers), whether it is
   // a buffer at all, and the caller's buffer it is bound to.
   std::vector<Output*> by_param_;
