@@ -3,10 +3,12 @@
 // the checker reads three buffers per element over millions of elements, and a call per element
 // that looks the size up again and copies a variable number of bytes was most of its time.
 
+#include "halfway/diff/compare.hpp"
 #include "halfway/runtime/buffer.hpp"
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace halfway::diff::detail {
 
@@ -40,6 +42,50 @@ public:
 private:
   const std::byte* data_;
   uint32_t bytes_;
+};
+
+// same_bits and distance (compare.hpp) for one buffer's elements, inline where the controls
+// flush nothing of its float type and preserve signed zeros, infinities and NaNs: then the only
+// same results are equal patterns and two NaNs, and the distance between two numbers is that of
+// their sign-magnitude positions. The checker calls them for every element that differs.
+class ElementCompare {
+public:
+  ElementCompare(ir::ScalarType type, const num::FloatControls& controls)
+      : type_(type), controls_(controls) {
+    if (const std::optional<num::Format> f = float_format(type)) {
+      const num::FormatInfo& i = num::info(*f);
+      plain_ = !num::flushes(*f, controls) && controls.preserve_signed_zero_inf_nan;
+      sign_ = i.sign_mask;
+      magnitude_ = i.sign_mask - 1; // the sign is the top bit
+      nan_above_ = i.has_inf ? i.exp_mask : i.max_finite;
+    }
+  }
+
+  bool same(uint64_t r, uint64_t d) const {
+    if (r == d)
+      return true;
+    return plain_ ? nan(r) && nan(d) : same_bits(type_, r, d, controls_);
+  }
+
+  uint64_t distance(uint64_t a, uint64_t b) const {
+    if (!plain_)
+      return diff::distance(type_, a, b, controls_);
+    const bool na = nan(a), nb = nan(b);
+    if (na || nb)
+      return na && nb ? 0 : std::numeric_limits<uint64_t>::max();
+    const uint64_t ma = a & magnitude_, mb = b & magnitude_;
+    if ((a ^ b) & sign_) // on either side of zero (at most 2^64 - 2 apart)
+      return ma + mb;
+    return ma > mb ? ma - mb : mb - ma;
+  }
+
+private:
+  bool nan(uint64_t v) const { return (v & magnitude_) > nan_above_; }
+
+  ir::ScalarType type_;
+  num::FloatControls controls_;
+  bool plain_ = false;
+  uint64_t sign_ = 0, magnitude_ = 0, nan_above_ = 0;
 };
 
 } // namespace halfway::diff::detail

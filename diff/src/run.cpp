@@ -331,6 +331,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
     const uint32_t* site_stored = site_flags ? judge.stored(original) : nullptr;
     const float* site_ratios = site_flags ? judge.ratios(original) : nullptr;
     const detail::ElementBits want_bits(want), got_bits(got), original_bits(*original);
+    const detail::ElementCompare compare(b.type, report.controls);
     std::vector<Verdict> verdicts(options.results ? b.size : 0, Verdict::Exact);
     auto judge_range = [&](uint64_t first, uint64_t last, BufferReport& b) {
       if (site_flags)
@@ -341,7 +342,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
           ++b.unchanged;
         if (format && num::is_nan(*format, r))
           ++b.reference_nan;
-        const bool same = r == d || same_bits(b.type, r, d, report.controls);
+        const bool same = compare.same(r, d);
         // What the shadow judged when an unbarriered site stored the element (sites.hpp). A site of
         // another type bounds nothing, and neither does a record whose value a later store (an
         // exact op, or a loose one its interval judges) replaced: bit for bit, or by that interval.
@@ -351,10 +352,8 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
         // judge found the device equal to it (kSiteSame), exactly when the device's element
         // equals the final one; elsewhere when the stored value does.
         const bool site_same = flags & detail::kSiteSame;
-        const bool record = (flags & detail::kSiteRecord) &&
-                            (site_same ? same
-                                       : site_stored[i] == r ||
-                                             same_bits(b.type, site_stored[i], r, report.controls));
+        const bool record =
+            (flags & detail::kSiteRecord) && (site_same ? same : compare.same(site_stored[i], r));
         // count_same_models counted the elements with kSiteRecord and kSiteSame: it takes back
         // those whose site's result is not the element's final value and counts the others.
         if ((flags & detail::kSiteRecord) && site_same != record)
@@ -372,14 +371,9 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
           continue;
         }
         Bound bound;
-        const detail::SiteDetail* detail = nullptr;
+        // A site's bound itself is only kept for the elements a report shows (shown() below).
         if (record) {
           bound.kind = Bound::Kind::SingleRounding;
-          detail = judge.violation(original, i);
-          if (!detail)
-            detail = judge.unexplained(original, i);
-          if (detail)
-            bound = detail->bound;
         } else if (accumulates && !stored_by_site) {
           const size_t acc = accumulated.record(original, i);
           if (acc != kNoRecord)
@@ -401,7 +395,7 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
             bound.hi = num::from_double(*format, iv.hi);
           }
         }
-        const uint64_t ulps = distance(b.type, r, d, report.controls);
+        const uint64_t ulps = compare.distance(r, d);
         b.histogram.add(ulps);
         if (ulps == std::numeric_limits<uint64_t>::max())
           ++b.nan_mismatches;
@@ -409,8 +403,11 @@ Report run(const ir::VerifiedKernel& kernel, rt::Device& device, const rt::Grid&
           b.max_ulps = std::max(b.max_ulps, ulps);
         auto shown = [&](const detail::SiteDetail* kept) {
           Violation v{i, inputs_at(k, args, i), r, d, ulps, bound, std::nullopt};
-          if (kept)
+          if (kept) {
             v.models = kept->models;
+            if (bound.kind == Bound::Kind::SingleRounding)
+              v.bound = kept->bound;
+          }
           return v;
         };
         const bool inside = record ? (flags & detail::kSiteInside) != 0

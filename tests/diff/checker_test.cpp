@@ -2,6 +2,7 @@
 // bit for bit; the most-fusing model differs on ties, fails without an opt-in (the bit-exact
 // comparison catches what a tolerance would hide) and passes within the bound with one; a model
 // shifted by one ulp fails even with the opt-in; float controls and NaNs are judged as documented.
+#include "elements.hpp"
 #include "examples.hpp"
 #include "halfway/diff/diff.hpp"
 #include "halfway/diff/gtest.hpp"
@@ -391,4 +392,65 @@ TEST(Checker, TheReferenceRunHonoursTheLaunchTimeout) {
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
   EXPECT_EQ(y.get_bits(0), 0u);
+}
+
+TEST(Compare, InlineComparisonAgreesWithSameBitsAndDistance) {
+  // The comparison loop's inline equality and distance (elements.hpp ElementCompare) against
+  // same_bits and distance, under the default controls (the inline path) and three others (the
+  // generic one): every pair of 8-bit patterns, every 16-bit pattern against a set of edges and
+  // random patterns under the default controls (edges only under the others), and pairs of such
+  // sets for the wider types.
+  auto edges = [](ScalarType t) {
+    std::vector<uint64_t> v;
+    const uint64_t bits = ir::info(t).bits;
+    const uint64_t top = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    if (const auto f = float_format(t)) {
+      const num::FormatInfo& i = num::info(*f);
+      for (uint64_t s : {uint64_t{0}, i.sign_mask})
+        for (uint64_t m :
+             {uint64_t{0}, uint64_t{1}, uint64_t{2}, i.exp_mask >> 1, i.exp_mask - 1, i.exp_mask,
+              i.exp_mask + 1, i.max_finite, i.max_finite - 1, i.quiet_nan, i.sign_mask - 1})
+          v.push_back(s | (m & (i.sign_mask - 1)));
+    }
+    for (uint64_t x : {uint64_t{0}, uint64_t{1}, top, top - 1, top >> 1, (top >> 1) + 1})
+      v.push_back(x);
+    uint64_t state = 0x9e3779b97f4a7c15u;
+    for (int k = 0; k < 40; ++k) {
+      state = state * 6364136223846793005u + 1442695040888963407u;
+      v.push_back((state ^ (state >> 29)) & top);
+    }
+    return v;
+  };
+  num::FloatControls flush16, flush32, loose;
+  flush16.flush_f16 = true;
+  flush32.flush_f32 = flush32.flush_f64 = true;
+  loose.preserve_signed_zero_inf_nan = false;
+  const std::array<num::FloatControls, 4> controls = {num::FloatControls{}, flush16, flush32,
+                                                      loose};
+  size_t pairs = 0;
+  for (ScalarType t :
+       {ScalarType::E4M3, ScalarType::E5M2, ScalarType::F16, ScalarType::BF16, ScalarType::F32,
+        ScalarType::F64, ScalarType::U8, ScalarType::I16, ScalarType::I32, ScalarType::U64})
+    for (const num::FloatControls& c : controls) {
+      const diff::detail::ElementCompare compare(t, c);
+      const uint64_t bits = ir::info(t).bits;
+      std::vector<uint64_t> left = edges(t), right = left;
+      const bool inline_path = &c == &controls[0];
+      if (bits == 8 || (bits == 16 && inline_path)) {
+        left.clear();
+        for (uint64_t x = 0; x < (uint64_t{1} << bits); ++x)
+          left.push_back(x);
+        if (bits == 8)
+          right = left;
+      }
+      for (uint64_t a : left)
+        for (uint64_t b : right) {
+          ASSERT_EQ(compare.same(a, b), same_bits(t, a, b, c))
+              << ir::name(t) << " " << a << " " << b;
+          ASSERT_EQ(compare.distance(a, b), distance(t, a, b, c))
+              << ir::name(t) << " " << a << " " << b;
+          ++pairs;
+        }
+    }
+  EXPECT_GT(pairs, size_t{8} << 20);
 }
