@@ -5,7 +5,6 @@
 
 #include <bit>
 #include <cmath>
-#include <cstdlib>
 #include <new>
 
 #if defined(__AVX2__)
@@ -82,14 +81,9 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
       out->nan_above = info.has_inf ? info.exp_mask : info.max_finite;
       out->size = args[p].buffer->size();
       out->device.emplace(*device[p].buffer);
-      // Zeroed pages from calloc: the workers fault them in where they judge, in parallel. The
-      // ratio and stored value of an element are only read once its flags say a record wrote
-      // them, so they start uninitialised.
-      out->flags.reset(static_cast<uint8_t*>(std::calloc(out->size, 1)));
-      if (!out->flags && out->size)
-        throw std::bad_alloc();
-      out->ratio = std::make_unique_for_overwrite<float[]>(out->size);
-      out->stored = std::make_unique_for_overwrite<uint32_t[]>(out->size);
+      out->flags = support::ZeroedArray<uint8_t>(out->size);
+      out->ratio = support::ZeroedArray<float>(out->size);
+      out->stored = support::ZeroedArray<uint32_t>(out->size);
       out->violations = std::make_unique<Shown>(max_shown);
       out->unexplained = std::make_unique<Shown>(max_shown);
     }

@@ -22,12 +22,12 @@
 #include "halfway/interp/shadow.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/runtime/buffer.hpp"
+#include "halfway/support/zeroed_array.hpp"
 
 #include <array>
 #include <atomic>
 #include <bit>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -132,14 +132,12 @@ private:
     uint64_t magnitude_mask = 0, nan_above = 0;
     uint64_t size = 0;
     std::optional<ElementBits> device; // the device's result
-    struct Free {
-      void operator()(uint8_t* p) const { std::free(p); }
-    };
-    std::unique_ptr<uint8_t[], Free> flags; // zeroed (calloc)
+    // Pages zeroed where the workers first write them, in parallel (huge pages where they may).
+    support::ZeroedArray<uint8_t> flags;
     // Written with the flags' kSiteRecord bit when kSiteSame is not set, and only read there.
-    std::unique_ptr<float[]> ratio;
+    support::ZeroedArray<float> ratio;
     // The value the element's last site evaluation stored (a float type of at most 32 bits).
-    std::unique_ptr<uint32_t[]> stored;
+    support::ZeroedArray<uint32_t> stored;
     std::unique_ptr<Shown> violations, unexplained;
   };
 
