@@ -18,8 +18,9 @@ namespace {
 // A ratio rounded up into a float, so that the figure is never smaller than the double one.
 float ratio_up(double r) {
   auto f = static_cast<float>(r);
-  if (static_cast<double>(f) < r)
-    f = std::nextafter(f, std::numeric_limits<float>::infinity());
+  if (static_cast<double>(f) < r) // one step up: the next pattern for +0 and positive floats
+    f = std::signbit(f) ? std::nextafter(f, std::numeric_limits<float>::infinity())
+                        : std::bit_cast<float>(std::bit_cast<uint32_t>(f) + 1);
   return f;
 }
 
@@ -198,14 +199,10 @@ inline bool consecutive8(const uint64_t* index, size_t k, uint64_t size) {
 
 // Lane k of `e` stored `ref` into element i of `out`, where the device has `d`, another result:
 // the fast verdict or the generic bound, the ratio and the stored value. Returns the flags.
-uint8_t SiteJudge::judge_differing(const interp::ShadowLanes& e, size_t k,
-                                   const ir::NarrowingSite& site, Output& out, uint64_t i,
-                                   uint32_t ref, uint32_t d, uint8_t flags, bool fast) {
+uint8_t SiteJudge::settle(const interp::ShadowLanes& e, size_t k, const ir::NarrowingSite& site,
+                          Output& out, uint64_t i, uint32_t ref, uint32_t d, uint8_t flags,
+                          const std::optional<FastVerdict>& verdict) {
   float ratio = std::numeric_limits<float>::quiet_NaN();
-  const std::optional<FastVerdict> verdict =
-      fast ? fast_verdict(out.format, e.exact_hi[k], e.exact_lo[k],
-                          error_[e.site](e.product_sum[k], e.exact_hi[k]), ref, d)
-           : std::nullopt;
   const bool explained = flags >= kSiteModels;
   if (verdict) {
     ratio = ratio_up(verdict->ratio);
@@ -222,6 +219,44 @@ uint8_t SiteJudge::judge_differing(const interp::ShadowLanes& e, size_t k,
   std::atomic_ref<uint32_t>(out.stored[i]).store(ref, std::memory_order_relaxed);
   return flags;
 }
+
+uint8_t SiteJudge::judge_differing(const interp::ShadowLanes& e, size_t k,
+                                   const ir::NarrowingSite& site, Output& out, uint64_t i,
+                                   uint32_t ref, uint32_t d, uint8_t flags, bool fast) {
+  return settle(e, k, site, out, i, ref, d, flags,
+                fast ? fast_verdict(out.format, e.exact_hi[k], e.exact_lo[k],
+                                    error_[e.site](e.product_sum[k], e.exact_hi[k]), ref, d)
+                     : std::nullopt);
+}
+
+#if defined(__AVX2__) && defined(__F16C__)
+template <num::Format T>
+void SiteJudge::judge_pending(const interp::ShadowLanes& e, const ir::NarrowingSite& site,
+                              Output& out, Pending& p) {
+  size_t q = 0;
+  for (; q + 4 <= p.count; q += 4) {
+    unsigned inside = 0;
+    double ratio[4];
+    const unsigned decided =
+        fast_verdict4<T>(&p.hi[q], &p.lo[q], &p.error[q], &p.ref[q], &p.device[q], inside, ratio);
+    for (size_t j = 0; j < 4; ++j) {
+      const size_t x = q + j;
+      const uint8_t flags = decided >> j & 1
+                                ? settle(e, p.k[x], site, out, p.index[x], p.ref[x], p.device[x],
+                                         p.flags[x], FastVerdict{(inside >> j & 1) != 0, ratio[j]})
+                                : judge_differing(e, p.k[x], site, out, p.index[x], p.ref[x],
+                                                  p.device[x], p.flags[x], true);
+      std::atomic_ref<uint8_t>(out.flags[p.index[x]]).store(flags, std::memory_order_relaxed);
+    }
+  }
+  for (; q < p.count; ++q) {
+    const uint8_t flags =
+        judge_differing(e, p.k[q], site, out, p.index[q], p.ref[q], p.device[q], p.flags[q], true);
+    std::atomic_ref<uint8_t>(out.flags[p.index[q]]).store(flags, std::memory_order_relaxed);
+  }
+  p.count = 0;
+}
+#endif
 
 template <class Element>
 void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out) {
@@ -269,7 +304,24 @@ void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& 
   if (nan_only) {
     const __m256i magnitude = _mm256_set1_epi32(static_cast<int>(magnitude_mask));
     const __m256i nan_limit = _mm256_set1_epi32(static_cast<int>(nan_above));
+#if defined(__F16C__)
+    // Differing elements of a fast f16 or bf16 site wait here to be decided four at a time
+    // (judge_pending); their verdict bytes are stored again then.
+    Pending pending;
+    const bool four = fast && sizeof(Element) == 2 &&
+                      (out.format == num::Format::F16 || out.format == num::Format::BF16);
+    auto judge_four = [&] {
+      if (out.format == num::Format::F16)
+        judge_pending<num::Format::F16>(e, site, out, pending);
+      else
+        judge_pending<num::Format::BF16>(e, site, out, pending);
+    };
+#endif
     for (; k + 8 <= e.count; k += 8) {
+#if defined(__F16C__)
+      if (pending.count + 8 > Pending::kCapacity)
+        judge_four();
+#endif
       if (!consecutive8(e.index, k, out.size)) {
         for (size_t j = k; j < k + 8; ++j)
           lane(j);
@@ -284,6 +336,20 @@ void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& 
         differing &= differing - 1;
         const uint64_t shift = 8 * static_cast<uint64_t>(j);
         const auto f = static_cast<uint8_t>(flags >> shift);
+#if defined(__F16C__)
+        if (four) {
+          const size_t x = pending.count++, lane_k = k + static_cast<size_t>(j);
+          pending.k[x] = static_cast<uint32_t>(lane_k);
+          pending.index[x] = first + static_cast<uint64_t>(j);
+          pending.ref[x] = result[lane_k];
+          pending.device[x] = device[first + static_cast<uint64_t>(j)];
+          pending.flags[x] = f;
+          pending.hi[x] = e.exact_hi[lane_k];
+          pending.lo[x] = e.exact_lo[lane_k];
+          pending.error[x] = error_[e.site](e.product_sum[lane_k], e.exact_hi[lane_k]);
+          continue;
+        }
+#endif
         const uint8_t judged = judge_differing(e, k + j, site, out, first + j, result[k + j],
                                                device[first + j], f, fast);
         flags = (flags & ~(uint64_t{0xff} << shift)) | uint64_t{judged} << shift;
@@ -291,6 +357,9 @@ void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& 
       std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(out.flags.get() + first))
           .store(flags, std::memory_order_relaxed);
     }
+#if defined(__F16C__)
+    judge_four();
+#endif
   }
 #endif
   for (; k < e.count; ++k)

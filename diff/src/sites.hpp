@@ -17,6 +17,7 @@
 // kind per buffer, lowest index first.
 
 #include "elements.hpp"
+#include "fast_bound.hpp"
 #include "halfway/diff/bound.hpp"
 #include "halfway/diff/report.hpp"
 #include "halfway/interp/shadow.hpp"
@@ -146,6 +147,25 @@ private:
   // The same for an output whose elements are Element (uint8_t, uint16_t or uint32_t).
   template <class Element>
   void judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out);
+  // Lanes whose device element differs from the site's result, waiting to be judged four at a
+  // time (sites.cpp).
+  struct Pending {
+    static constexpr size_t kCapacity = 64;
+    size_t count = 0;
+    std::array<uint32_t, kCapacity> k, ref, device;
+    std::array<uint64_t, kCapacity> index;
+    std::array<uint8_t, kCapacity> flags;
+    std::array<double, kCapacity> hi, lo, error;
+  };
+  template <num::Format T>
+  void judge_pending(const interp::ShadowLanes& e, const ir::NarrowingSite& site, Output& out,
+                     Pending& p);
+  // A lane whose device element differs from the site's result, decided by `verdict` (the
+  // fast one, or the generic bound when there is none): the flags it ends with, its ratio and
+  // stored value written.
+  uint8_t settle(const interp::ShadowLanes& e, size_t k, const ir::NarrowingSite& site, Output& out,
+                 uint64_t i, uint32_t ref, uint32_t d, uint8_t flags,
+                 const std::optional<FastVerdict>& verdict);
   // One lane whose device element differs from the site's result (sites.cpp).
   uint8_t judge_differing(const interp::ShadowLanes& e, size_t k, const ir::NarrowingSite& site,
                           Output& out, uint64_t i, uint32_t ref, uint32_t d, uint8_t flags,

@@ -269,6 +269,69 @@ TEST(Bound, ErrorFreeSumMatchesMpfr) {
 // and products, for device values at the rounding models and up to 40 ulps either side: the same
 // inside/outside and the same ratio, bit for bit, wherever the fast path answers, and it answers
 // for nearly every element.
+namespace {
+
+struct VerdictCase {
+  double hi, lo, error;
+  uint32_t ref, device;
+};
+
+#if defined(__AVX2__) && defined(__F16C__)
+// fast_verdict4 against fast_verdict on `cases` (f16 or bf16), four at a time, together with
+// variants of them that leave the fast paths: NaN, infinite and out-of-range exact values,
+// remainders too large for the error-free sum, tiny values, non-finite patterns, no error and a
+// huge one.
+void expect_four_like_one(num::Format f, std::vector<VerdictCase> cases) {
+  const uint32_t inf = f == num::Format::F16 ? 0x7c00 : 0x7f80;
+  const size_t n = cases.size();
+  for (size_t x = 0; x < n; x += 7) {
+    VerdictCase v = cases[x];
+    for (double hi : {std::numeric_limits<double>::quiet_NaN(),
+                      -std::numeric_limits<double>::infinity(), 1e300, -3e38, 1e-300, 0.0})
+      cases.push_back({hi, v.lo, v.error, v.ref, v.device});
+    for (double lo : {v.hi * 1e-10, -v.hi * 0x1p-60, 1e-320})
+      cases.push_back({v.hi, lo, v.error, v.ref, v.device});
+    for (double error : {0.0, 1e30, v.hi})
+      cases.push_back({v.hi, v.lo, error, v.ref, v.device});
+    cases.push_back({v.hi, v.lo, v.error, inf | 1, v.device});
+    cases.push_back({v.hi, v.lo, v.error, v.ref, inf});
+    cases.push_back({v.hi, v.lo, v.error, v.ref, v.device ^ 0x8000});
+  }
+  size_t decided_lanes = 0;
+  for (size_t q = 0; q + 4 <= cases.size(); q += 4) {
+    double hi[4], lo[4], error[4], ratio[4];
+    uint32_t ref[4], device[4];
+    for (size_t j = 0; j < 4; ++j) {
+      hi[j] = cases[q + j].hi;
+      lo[j] = cases[q + j].lo;
+      error[j] = cases[q + j].error;
+      ref[j] = cases[q + j].ref;
+      device[j] = cases[q + j].device;
+    }
+    unsigned inside = 0;
+    const unsigned decided = f == num::Format::F16 ? diff::detail::fast_verdict4<num::Format::F16>(
+                                                         hi, lo, error, ref, device, inside, ratio)
+                                                   : diff::detail::fast_verdict4<num::Format::BF16>(
+                                                         hi, lo, error, ref, device, inside, ratio);
+    for (size_t j = 0; j < 4; ++j) {
+      const std::optional<diff::detail::FastVerdict> one =
+          diff::detail::fast_verdict(f, hi[j], lo[j], error[j], ref[j], device[j]);
+      ASSERT_EQ((decided >> j & 1) != 0, one.has_value())
+          << hi[j] << " " << lo[j] << " " << error[j] << " " << ref[j] << " " << device[j];
+      if (!one)
+        continue;
+      ++decided_lanes;
+      ASSERT_EQ((inside >> j & 1) != 0, one->inside) << hi[j] << " " << device[j];
+      ASSERT_EQ(std::bit_cast<uint64_t>(ratio[j]), std::bit_cast<uint64_t>(one->ratio))
+          << hi[j] << " " << device[j];
+    }
+  }
+  EXPECT_GT(decided_lanes, n / 2);
+}
+#endif
+
+} // namespace
+
 TEST(Bound, FastVerdictAgreesWithTheGenericBound) {
   const size_t n = 6000;
   struct Case {
@@ -313,6 +376,7 @@ TEST(Bound, FastVerdictAgreesWithTheGenericBound) {
     const num::Format f = *float_format(c.t);
     const uint64_t sign = uint64_t{1} << 15;
     size_t answered = 0, asked = 0, outside = 0;
+    std::vector<VerdictCase> tuples; // also four at a time (fast_verdict4), below
     for (const interp::ShadowRecord& rec : o.records) {
       const uint64_t r = rec.result_bits;
       std::vector<uint64_t> devices(rec.models.begin(), rec.models.end());
@@ -327,6 +391,8 @@ TEST(Bound, FastVerdictAgreesWithTheGenericBound) {
         if (same_bits(c.t, r, d, {}))
           continue;
         ++asked;
+        tuples.push_back({rec.exact_hi, rec.exact_lo, error, static_cast<uint32_t>(r),
+                          static_cast<uint32_t>(d)});
         const std::optional<diff::detail::FastVerdict> fast =
             diff::detail::fast_verdict(f, rec.exact_hi, rec.exact_lo, error, r, d);
         if (!fast)
@@ -344,6 +410,9 @@ TEST(Bound, FastVerdictAgreesWithTheGenericBound) {
     }
     EXPECT_GT(answered, asked * 9 / 10) << c.k.name();
     EXPECT_GT(outside, 0u) << c.k.name() << ": no device value outside the bound was tried";
+#if defined(__AVX2__) && defined(__F16C__)
+    expect_four_like_one(f, std::move(tuples));
+#endif
   }
 }
 
