@@ -489,6 +489,10 @@ void lanes(const std::array<TermLanes<true>, N>& t, uint32_t n, const void* two_
     terms[k].mul_exact = all(t[k].mul_exact);
   }
   const __m256d abs = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffff));
+  // FusedF32 contracts every product here (a*b + c): its sum is the exact one, not summed again.
+  bool f32_is_exact = true;
+  for (const TermLanes<true>& term : t)
+    f32_is_exact = f32_is_exact && (!term.b || term.f32_exact);
   uint32_t lane = 0;
   for (; lane + 4 <= n; lane += 4) {
     __m256d exact[N], f32[N], mul[N];
@@ -511,14 +515,18 @@ void lanes(const std::array<TermLanes<true>, N>& t, uint32_t n, const void* two_
     if constexpr (N == 2) {
       two_sum(exact[0], exact[1], hi, lo);
       __m256d e;
-      two_sum(f32[0], f32[1], f32_sum, e);
-      f32_sum = round_to_odd(f32_sum, e);
+      if (!f32_is_exact) {
+        two_sum(f32[0], f32[1], f32_sum, e);
+        f32_sum = round_to_odd(f32_sum, e);
+      }
       two_sum(mul[0], mul[1], mul_sum, e);
       mul_sum = round_to_odd(mul_sum, e);
     }
+    const __m256d odd = round_to_odd(hi, lo);
+    if (f32_is_exact)
+      f32_sum = odd;
     const int finite = _mm256_movemask_pd(
         _mm256_and_pd(finite_mask(hi), _mm256_and_pd(finite_mask(f32_sum), finite_mask(mul_sum))));
-    const __m256d odd = round_to_odd(hi, lo);
     const __m128i fused_f32 = from_f32<To>(_mm_castps_si128(_mm256_cvtpd_ps(f32_sum)));
     const __m128i fused_mul = narrow<To>(mul_sum);
     const __m128i single = narrow<To>(odd);
