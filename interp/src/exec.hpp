@@ -34,7 +34,7 @@ struct Launch {
   std::vector<uint64_t> scalars;   // per parameter; unused for buffers
   rt::Grid grid;
   // With Options::intervals: per parameter, the element intervals of written buffers (run.cpp).
-  mutable std::vector<std::vector<ValueInterval>> intervals;
+  mutable std::vector<ElementIntervals> intervals;
   mutable std::atomic<uint64_t> undecided_lanes{0};
   // Shared by the workers: the steps taken so far (flushed at each poll) and the stop request.
   mutable std::atomic<uint64_t> steps{0};

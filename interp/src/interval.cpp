@@ -603,18 +603,21 @@ Iv own_point(Exec& x, const Node& n, uint32_t lane) {
 
 // The intervals of buffer, shared or private array `id` (null: a read-only buffer, whose
 // elements are points). A private array's are lane-major (IntervalState::private_array).
-std::vector<Iv>* element_intervals(Exec& x, IntervalState& s, ir::Space space, uint32_t id) {
+std::optional<std::span<Iv>> element_intervals(Exec& x, IntervalState& s, ir::Space space,
+                                               uint32_t id) {
   if (space == ir::Space::Shared)
-    return &s.shared(id);
+    return s.shared(id);
   if (space == ir::Space::Private)
-    return &s.private_array(id);
+    return s.private_array(id);
   auto& all = x.launch().intervals;
-  return id < all.size() && !all[id].empty() ? &all[id] : nullptr;
+  if (id < all.size() && !all[id].empty())
+    return std::span<Iv>(all[id].data(), all[id].size());
+  return std::nullopt;
 }
 
 // The interval an access with indices `regs` (one per dimension, kNone past the rank) names at
 // `lane`, or null when an index is outside its dimension (the access itself then fails).
-Iv* element_at(Exec& x, std::vector<Iv>& elems, ir::Space space, uint32_t id,
+Iv* element_at(Exec& x, std::span<Iv> elems, ir::Space space, uint32_t id,
                const std::array<uint32_t, 3>& regs, const std::array<ir::ScalarType, 3>& types,
                uint32_t lane) {
   const ir::Kernel& k = *x.program().kernel;
@@ -680,7 +683,7 @@ Iv lane_value(Exec& x, IntervalState& s, const Node& n, uint32_t lane) {
     if (a[0].undecided)
       return kUndecided;
     const ir::Expr& e = *n.expr;
-    std::vector<Iv>* elems = element_intervals(x, s, e.space, e.ref);
+    const std::optional<std::span<Iv>> elems = element_intervals(x, s, e.space, e.ref);
     if (!elems)
       return own_point(x, n, lane);
     std::array<uint32_t, 3> regs{};
@@ -916,7 +919,7 @@ void interval_for_step(Exec& x, uint32_t local, uint32_t step_reg, const LaneMas
 void interval_store(Exec& x, const CStmt& cs, const LaneMask& m) {
   IntervalState& s = *x.intervals();
   const ir::Stmt& st = *cs.stmt;
-  std::vector<Iv>* elems = element_intervals(x, s, st.space, st.mem);
+  const std::optional<std::span<Iv>> elems = element_intervals(x, s, st.space, st.mem);
   if (!elems)
     return;
   const Program& p = x.program();
@@ -949,7 +952,7 @@ void interval_store(Exec& x, const CStmt& cs, const LaneMask& m) {
 void interval_atomic(Exec& x, const CStmt& cs, const LaneMask& m) {
   IntervalState& s = *x.intervals();
   const ir::Stmt& st = *cs.stmt;
-  std::vector<Iv>* elems = element_intervals(x, s, st.space, st.mem);
+  const std::optional<std::span<Iv>> elems = element_intervals(x, s, st.space, st.mem);
   if (!elems)
     return;
   const Program& p = x.program();

@@ -83,7 +83,8 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
     else
       launch.scalars[i] = args[i].scalar;
   }
-  // Written buffers start as the points of their contents.
+  // Written buffers start as the points of their contents (zeroed intervals for integers), filled
+  // on the launch's threads: 2^24 elements are 400 MB of intervals.
   if (options.intervals) {
     launch.intervals.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
@@ -91,24 +92,28 @@ Stats run(const ir::VerifiedKernel& kernel, const rt::Grid& grid, std::span<cons
       if (!param.is_buffer() || param.access == ir::Access::Read)
         continue;
       const rt::HostBuffer& b = *args[i].buffer;
-      auto& out = launch.intervals[i];
-      out.resize(b.size());
-      if (param.type == ir::ScalarType::F32) { // the common case, without a call per element
-        const std::byte* data = b.data();
-        for (uint64_t e = 0; e < b.size(); ++e) {
-          uint32_t bits;
-          std::memcpy(&bits, data + e * sizeof bits, sizeof bits);
-          // Integer code, not a float conversion, which a caller's DAZ would flush.
-          const double d = num::to_double(num::Format::F32, bits);
-          out[e] = {d, d, false};
+      ElementIntervals& out = launch.intervals[i] = ElementIntervals(b.size());
+      if (!ir::is_float(param.type))
+        continue;
+      const num::Format f = ir::format_of(param.type);
+      pool.run(b.size(), uint64_t{1} << 16, threads, [&](uint64_t first, uint64_t last) {
+        if (f == num::Format::F32) { // the common case, without a call per element
+          const std::byte* data = b.data();
+          for (uint64_t e = first; e < last; ++e) {
+            uint32_t bits;
+            std::memcpy(&bits, data + e * sizeof bits, sizeof bits);
+            // Integer code, not a float conversion, which a caller's DAZ would flush.
+            const double d = num::to_double(num::Format::F32, bits);
+            out[e] = {d, d, false};
+          }
+        } else {
+          for (uint64_t e = first; e < last; ++e) {
+            const double v = num::to_double(f, b.get_bits(e));
+            out[e] = {v, v, false};
+          }
         }
-      } else if (ir::is_float(param.type)) {
-        const num::Format f = ir::format_of(param.type);
-        for (uint64_t e = 0; e < b.size(); ++e) {
-          const double v = num::to_double(f, b.get_bits(e));
-          out[e] = {v, v, false};
-        }
-      }
+        return true;
+      });
     }
   }
 

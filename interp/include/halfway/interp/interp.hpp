@@ -138,7 +138,7 @@ struct Stats {
   std::vector<AccumulationRecord> accumulations;
   // With Options::intervals: per parameter, one interval per element of a written buffer (empty
   // for the others); an element the launch did not write is the point of its contents.
-  std::vector<std::vector<ValueInterval>> intervals;
+  std::vector<ElementIntervals> intervals;
   // With Options::intervals: lanes that took a branch or loop whose condition the intervals could
   // not decide (a device could have taken the other way, so what they did not store is unknown).
   uint64_t undecided_lanes = 0;
