@@ -6,15 +6,12 @@
 #include "halfway/interp/shadow.hpp"
 #include "halfway/numerics/formats.hpp"
 #include "halfway/numerics/nearest.hpp"
+#include "halfway/numerics/nearest_avx2.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
-
-#if defined(__AVX2__) && defined(__F16C__)
-#include <immintrin.h>
-#endif
 
 namespace halfway::diff::detail {
 
@@ -73,63 +70,14 @@ std::optional<FastVerdict> fast_verdict(double exact_hi, double exact_lo, double
 // the judge's largest cost. Returns the lanes it decided (bit j for lane j), their verdicts in
 // `inside` (bits) and `ratio`; the others are left to the scalar function, which then finds
 // nothing fast either.
-namespace fast4 {
-
-inline __m256d finite(__m256d v) { // all ones where v is finite: v - v is 0, else NaN
-  return _mm256_cmp_pd(_mm256_sub_pd(v, v), _mm256_setzero_pd(), _CMP_EQ_OQ);
-}
-
-inline void two_sum(__m256d a, __m256d b, __m256d& sum, __m256d& err) {
-  sum = _mm256_add_pd(a, b);
-  const __m256d bb = _mm256_sub_pd(sum, a);
-  err = _mm256_add_pd(_mm256_sub_pd(a, _mm256_sub_pd(sum, bb)), _mm256_sub_pd(b, bb));
-}
-
-// 16-bit patterns of T in 32-bit lanes, as exact doubles (finite ones).
-template <num::Format T> inline __m256d to_double(__m128i bits) {
-  if constexpr (T == num::Format::F16)
-    return _mm256_cvtps_pd(_mm_cvtph_ps(_mm_packus_epi32(bits, bits)));
-  else
-    return _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(bits, 16)));
-}
-
-// Binary32 patterns rounded to nearest-even into T, in 32-bit lanes.
-template <num::Format T> inline __m128i from_f32(__m128i f) {
-  if constexpr (T == num::Format::F16)
-    return _mm_cvtepu16_epi32(_mm_cvtps_ph(_mm_castsi128_ps(f), _MM_FROUND_TO_NEAREST_INT));
-  else
-    return _mm_srli_epi32(_mm_add_epi32(_mm_add_epi32(f, _mm_set1_epi32(0x7fff)),
-                                        _mm_and_si128(_mm_srli_epi32(f, 16), _mm_set1_epi32(1))),
-                          16);
-}
-
-// The low 32 bits of each 64-bit lane.
-inline __m128i low_halves(__m256i v) {
-  return _mm256_castsi256_si128(
-      _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6)));
-}
-
-// Finite doubles rounded to odd into binary32 patterns: a nearest-even rounding of the result
-// into f16 or bf16 is then one rounding of the double (24 >= 11 + 2 and 8 + 2 bits).
-inline __m128i odd_f32(__m256d v) {
-  const __m128 f = _mm256_cvtpd_ps(v); // nearest-even under the default MXCSR
-  const __m256d back = _mm256_cvtps_pd(f);
-  const __m256d abs = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffff));
-  const __m128i over = low_halves(_mm256_castpd_si256(
-      _mm256_cmp_pd(_mm256_and_pd(back, abs), _mm256_and_pd(v, abs), _CMP_GT_OQ)));
-  const __m128i inexact = low_halves(_mm256_castpd_si256(_mm256_cmp_pd(back, v, _CMP_NEQ_OQ)));
-  const __m128i truncated = _mm_add_epi32(_mm_castps_si128(f), over); // over is -1 or 0
-  return _mm_or_si128(truncated, _mm_and_si128(inexact, _mm_set1_epi32(1)));
-}
-
-} // namespace fast4
 
 template <num::Format T>
 unsigned fast_verdict4(const double* exact_hi, const double* exact_lo, const double* error,
                        const uint32_t* ref, const uint32_t* device, unsigned& inside,
                        double* ratio) {
   static_assert(T == num::Format::F16 || T == num::Format::BF16);
-  using namespace fast4;
+  using num::avx2::finite_mask, num::avx2::from_f32, num::avx2::narrow, num::avx2::round_to_odd,
+      num::avx2::to_double, num::avx2::two_sum;
   const __m128i kExp = _mm_set1_epi32(T == num::Format::F16 ? 0x7c00 : 0x7f80);
   auto finite_bits = [&](__m128i bits) { // all ones where the pattern is finite
     return _mm_xor_si128(_mm_cmpeq_epi32(_mm_and_si128(bits, kExp), kExp), _mm_set1_epi32(-1));
@@ -138,8 +86,8 @@ unsigned fast_verdict4(const double* exact_hi, const double* exact_lo, const dou
   const __m128i r_bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ref));
   const __m128i d_bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(device));
   const __m256d hi = _mm256_loadu_pd(exact_hi), lo = _mm256_loadu_pd(exact_lo);
-  __m256d ok =
-      _mm256_and_pd(finite(hi), widen(_mm_and_si128(finite_bits(r_bits), finite_bits(d_bits))));
+  __m256d ok = _mm256_and_pd(finite_mask(hi),
+                             widen(_mm_and_si128(finite_bits(r_bits), finite_bits(d_bits))));
   const __m256d rv = to_double<T>(r_bits), dv = to_double<T>(d_bits);
   // Only the end on the device's side decides: +error above the reference, -error below.
   const __m256d up = _mm256_cmp_pd(dv, rv, _CMP_GT_OQ);
@@ -152,8 +100,8 @@ unsigned fast_verdict4(const double* exact_hi, const double* exact_lo, const dou
   two_sum(e2, e1, t, f);
   two_sum(s2, t, u, g);
   const __m256d rest = _mm256_add_pd(g, f);
-  ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_and_pd(finite(u), finite(rest)),
-                                       _mm256_and_pd(finite(s1), finite(s2))));
+  ok = _mm256_and_pd(ok, _mm256_and_pd(_mm256_and_pd(finite_mask(u), finite_mask(rest)),
+                                       _mm256_and_pd(finite_mask(s1), finite_mask(s2))));
   const __m256i u_bits = _mm256_castpd_si256(u);
   const __m256i field = _mm256_and_si256(_mm256_srli_epi64(u_bits, 52), _mm256_set1_epi64x(0x7ff));
   const __m256d gap =
@@ -164,21 +112,11 @@ unsigned fast_verdict4(const double* exact_hi, const double* exact_lo, const dou
       _mm256_and_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(field, _mm256_set1_epi64x(53))),
                     _mm256_cmp_pd(_mm256_and_pd(rest, abs), gap, _CMP_LT_OQ));
   ok = _mm256_and_pd(ok, _mm256_or_pd(rest_zero, close));
-  // An even u steps one ulp towards the remainder when there is one.
-  const __m256i one = _mm256_set1_epi64x(1);
-  const __m256i step = _mm256_andnot_si256(
-      _mm256_castpd_si256(rest_zero),
-      _mm256_cmpeq_epi64(_mm256_and_si256(u_bits, one), _mm256_setzero_si256()));
-  const __m256i toward =
-      _mm256_or_si256(_mm256_cmpgt_epi64(_mm256_setzero_si256(),
-                                         _mm256_xor_si256(u_bits, _mm256_castpd_si256(rest))),
-                      one); // -1 where the signs differ (down in magnitude), else +1
-  // Lanes not ok may hold anything from here on: they are not reported.
-  const __m256d odd = _mm256_blendv_pd(
-      _mm256_setzero_pd(),
-      _mm256_castsi256_pd(_mm256_add_epi64(u_bits, _mm256_and_si256(step, toward))), ok);
+  // An even u steps one ulp towards the remainder when there is one. Lanes not ok may hold
+  // anything from here on: they are not reported.
+  const __m256d odd = _mm256_blendv_pd(_mm256_setzero_pd(), round_to_odd(u, rest), ok);
   // Rounded once from the exact value, and through the f32 source first.
-  const __m128i once = from_f32<T>(odd_f32(odd));
+  const __m128i once = narrow<T>(odd);
   const __m128i source = _mm_castps_si128(_mm256_cvtpd_ps(odd));
   const __m128i f32_exp = _mm_set1_epi32(0x7f800000);
   const __m128i source_finite =
