@@ -50,6 +50,7 @@ private:
 // their sign-magnitude positions. The checker calls them for every element that differs.
 class ElementCompare {
 public:
+  ElementCompare() = default; // u32 elements: equal bits
   ElementCompare(ir::ScalarType type, const num::FloatControls& controls)
       : type_(type), controls_(controls) {
     if (const std::optional<num::Format> f = float_format(type)) {
@@ -79,10 +80,17 @@ public:
     return ma > mb ? ma - mb : mb - ma;
   }
 
+  // Whether the inline rules hold (a float type, nothing flushed, zeros, infinities and NaNs
+  // preserved); then a pattern is a NaN when its magnitude bits (the sign left out) exceed
+  // nan_above(). The judge decides eight elements at a time with them (sites.cpp).
+  bool plain() const { return plain_; }
+  uint64_t magnitude() const { return magnitude_; }
+  uint64_t nan_above() const { return nan_above_; }
+
 private:
   bool nan(uint64_t v) const { return (v & magnitude_) > nan_above_; }
 
-  ir::ScalarType type_;
+  ir::ScalarType type_ = ir::ScalarType::U32;
   num::FloatControls controls_;
   bool plain_ = false;
   uint64_t sign_ = 0, magnitude_ = 0, nan_above_ = 0;

@@ -68,8 +68,8 @@ std::optional<FastVerdict> fast_verdict(double exact_hi, double exact_lo, double
 // reference this way, about a tenth of them on tie-stressing inputs, and the scalar function's
 // chain of TwoSums and its branches (up or down, odd or even: coin tosses on such inputs) were
 // the judge's largest cost. Returns the lanes it decided (bit j for lane j), their verdicts in
-// `inside` (bits) and `ratio`; the others are left to the scalar function, which then finds
-// nothing fast either.
+// `inside` (bits) and `ratio`; the others are exactly those where the scalar function returns
+// nothing, and the generic bound decides them.
 
 template <num::Format T>
 unsigned fast_verdict4(const double* exact_hi, const double* exact_lo, const double* error,

@@ -73,13 +73,10 @@ SiteJudge::SiteJudge(const ir::Kernel& kernel, const std::vector<ir::NarrowingSi
       out = std::make_unique<Output>();
       out->type = param.type;
       out->format = *float_format(param.type);
-      out->nan_only = !num::flushes(out->format, controls) && controls.preserve_signed_zero_inf_nan;
-      out->fast =
-          out->nan_only && (out->format == num::Format::F16 || out->format == num::Format::BF16 ||
-                            out->format == num::Format::F32);
-      const num::FormatInfo& info = num::info(out->format);
-      out->magnitude_mask = info.sign_mask - 1; // the sign is the top bit
-      out->nan_above = info.has_inf ? info.exp_mask : info.max_finite;
+      out->compare = ElementCompare(param.type, controls);
+      out->fast = out->compare.plain() &&
+                  (out->format == num::Format::F16 || out->format == num::Format::BF16 ||
+                   out->format == num::Format::F32);
       out->size = args[p].buffer->size();
       out->device.emplace(*device[p].buffer);
       out->flags = support::ZeroedArray<uint8_t>(out->size);
@@ -139,9 +136,10 @@ void SiteJudge::judge(const interp::ShadowLanes& e, const ir::NarrowingSite& sit
 namespace {
 
 // The verdict bits of eight lanes whose elements are consecutive, i.e. the scalar loop of judge_as
-// below for a nan_only output, eight lanes per AVX2 vector: one byte per lane, lane j in byte j.
-// On tie-stressing inputs which models equal the device is a coin toss per element, so the
-// scalar loop's cost was its instructions per element (about sixty), not its memory.
+// below for a plain output (ElementCompare::plain), eight lanes per AVX2 vector: one byte per lane,
+// lane j in byte j. On tie-stressing inputs which models equal the device is a coin toss per
+// element, so the scalar loop's cost was its instructions per element (about sixty), not its
+// memory.
 template <class Element>
 uint64_t flags8(const Element* device, const std::array<const uint32_t*, 4>& models,
                 const uint32_t* result, size_t k, __m256i magnitude, __m256i nan_above) {
@@ -153,7 +151,7 @@ uint64_t flags8(const Element* device, const std::array<const uint32_t*, 4>& mod
   else
     d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(device));
   // The magnitude masks leave the sign bit out, so a signed comparison of 32-bit lanes is the
-  // unsigned one of SiteJudge::Output::nan_above.
+  // unsigned one of ElementCompare::nan_above.
   auto is_nan = [&](__m256i v) {
     return _mm256_cmpgt_epi32(_mm256_and_si256(v, magnitude), nan_above);
   };
@@ -240,12 +238,13 @@ void SiteJudge::judge_pending(const interp::ShadowLanes& e, const ir::NarrowingS
     const unsigned decided =
         fast_verdict4<T>(&p.hi[q], &p.lo[q], &p.error[q], &p.ref[q], &p.device[q], inside, ratio);
     for (size_t j = 0; j < 4; ++j) {
+      // A lane fast_verdict4 leaves has no fast verdict (the scalar one agrees: bound_test.cpp).
       const size_t x = q + j;
-      const uint8_t flags = decided >> j & 1
-                                ? settle(e, p.k[x], site, out, p.index[x], p.ref[x], p.device[x],
-                                         p.flags[x], FastVerdict{(inside >> j & 1) != 0, ratio[j]})
-                                : judge_differing(e, p.k[x], site, out, p.index[x], p.ref[x],
-                                                  p.device[x], p.flags[x], true);
+      const std::optional<FastVerdict> verdict =
+          decided >> j & 1 ? std::optional(FastVerdict{(inside >> j & 1) != 0, ratio[j]})
+                           : std::nullopt;
+      const uint8_t flags =
+          settle(e, p.k[x], site, out, p.index[x], p.ref[x], p.device[x], p.flags[x], verdict);
       std::atomic_ref<uint8_t>(out.flags[p.index[x]]).store(flags, std::memory_order_relaxed);
     }
   }
@@ -266,9 +265,10 @@ void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& 
   const uint32_t* result =
       e.models[static_cast<size_t>(e.single ? RoundingModel::Single : RoundingModel::TwoStep)];
   const bool fast = out.fast && fast_site_[e.site];
-  const uint32_t magnitude_mask = static_cast<uint32_t>(out.magnitude_mask);
-  const uint32_t nan_above = static_cast<uint32_t>(out.nan_above);
-  const bool nan_only = out.nan_only;
+  // A float of at most 32 bits: the masks fit 32-bit lanes.
+  const auto magnitude_mask = static_cast<uint32_t>(out.compare.magnitude());
+  const auto nan_above = static_cast<uint32_t>(out.compare.nan_above());
+  const bool nan_only = out.compare.plain();
   const auto* device = reinterpret_cast<const Element*>(out.device->data());
   // Relaxed stores: distinct elements never share a byte, and an element two workgroups store
   // is a race in the kernel itself (either evaluation may win, as either value may).
@@ -287,7 +287,7 @@ void SiteJudge::judge_as(const interp::ShadowLanes& e, const ir::NarrowingSite& 
     auto equals_device = [&](uint32_t v) -> bool {
       if (nan_only)
         return (v == d) | (d_nan & is_nan(v));
-      return v == d || num::same_result(out.format, v, d, controls_);
+      return out.compare.same(v, d);
     };
     flags |= static_cast<uint8_t>((equals_device(m0[k]) ? kSiteModels : 0) |
                                   (equals_device(m1[k]) ? kSiteModels << 1 : 0) |

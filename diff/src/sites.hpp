@@ -125,12 +125,10 @@ private:
   struct Output {
     ir::ScalarType type = ir::ScalarType::F32;
     num::Format format = num::Format::F32;
-    // num::same_result is bit equality or two NaNs under the controls (judge()).
-    bool nan_only = false;
-    // f16, bf16 or f32 under nan_only: the bound of a fast site is decided inline (sites.cpp).
+    // Same results under the controls; where compare.plain(), bit equality or two NaNs.
+    ElementCompare compare;
+    // f16, bf16 or f32 and plain: the bound of a fast site is decided inline (sites.cpp).
     bool fast = false;
-    // A pattern is a NaN when its magnitude bits exceed nan_above (num::is_nan).
-    uint64_t magnitude_mask = 0, nan_above = 0;
     uint64_t size = 0;
     std::optional<ElementBits> device; // the device's result
     // Pages zeroed where the workers first write them, in parallel (huge pages where they may).
