@@ -1,5 +1,7 @@
 #include "cli_util.hpp"
 
+#include "halfway/support/driver_call.hpp"
+
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -334,6 +336,76 @@ const std::atomic<bool>* install_interrupt_handler() {
 
 bool interrupt_requested() {
   return g_interrupted.load(std::memory_order_relaxed);
+}
+
+// ---- driver crashes ---------------------------------------------------------------------------
+
+namespace {
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+
+extern "C" void on_fatal_signal(int sig) {
+  const support::DriverCallRecord* call = support::driver_call_in_flight();
+  if (!call) {
+    // Not a driver's: halfway's own bug, which must end the way it would have (a core dump).
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  // The driver crashed, not halfway; its heap may be damaged but the message is worth the risk
+  // (the handler resets itself, so a second fault ends the process the default way).
+  ErrorContext c;
+  c.kernel = call->kernel;
+  Output::get().fail(ErrorKind::Device,
+                     std::string(call->device) + " crashed (" + signal_name(sig) + ") while " +
+                         call->doing +
+                         ": a driver bug, after which nothing in this process can run; `halfway "
+                         "emit --spirv` prints the module to report it with",
+                     c);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(2);
+}
+} // namespace
+
+std::string signal_name(int sig) {
+  switch (sig) {
+  case SIGSEGV:
+    return "SIGSEGV";
+  case SIGBUS:
+    return "SIGBUS";
+  case SIGILL:
+    return "SIGILL";
+  case SIGFPE:
+    return "SIGFPE";
+  case SIGABRT:
+    return "SIGABRT";
+  case SIGKILL:
+    return "SIGKILL";
+  case SIGTERM:
+    return "SIGTERM";
+  default:
+    return "signal " + std::to_string(sig);
+  }
+}
+
+void install_crash_report() {
+  // A driver that overflows its stack still gets its message: the handler runs on its own.
+  static std::vector<char> alternate(std::max<size_t>(SIGSTKSZ, 64 * 1024));
+  stack_t st{};
+  st.ss_sp = alternate.data();
+  st.ss_size = alternate.size();
+  ::sigaltstack(&st, nullptr);
+  struct sigaction sa {};
+  sa.sa_handler = on_fatal_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  for (int sig : kFatalSignals)
+    ::sigaction(sig, &sa, nullptr);
+}
+
+void remove_crash_report() {
+  for (int sig : kFatalSignals)
+    std::signal(sig, SIG_DFL);
 }
 
 void throw_if_interrupted(const std::string& kernel) {

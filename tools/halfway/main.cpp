@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   }
   try {
     install_interrupt_handler();
+    install_crash_report();
     rewrite_opt_in_flags(args); // --accept-…[=K]:REASON, which CLI11 cannot parse as written
     std::reverse(args.begin(), args.end()); // CLI11 takes a vector in reverse order
     app.parse(args);

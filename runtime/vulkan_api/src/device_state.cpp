@@ -1,6 +1,7 @@
 #include "device_state.hpp"
 
 #include "halfway/runtime/vulkan_api/result.hpp"
+#include "halfway/support/driver_call.hpp"
 #include "structs.hpp"
 
 #include <algorithm>
@@ -14,6 +15,14 @@ namespace {
 constexpr uint64_t kMaxStaging = 64ull << 20;
 
 } // namespace
+
+std::string DeviceState::describe() const {
+  std::string s = "Vulkan device " + info.name;
+  const std::string& driver = info.driver_info.empty() ? info.driver_name : info.driver_info;
+  if (!driver.empty())
+    s += ", driver " + driver;
+  return s;
+}
 
 DeviceState::~DeviceState() {
   if (!device)
@@ -176,6 +185,8 @@ bool DeviceState::submit_and_wait(const ErrorContext& context, const DispatchWai
   auto submit = detail::make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &commands;
+  // The shader runs on the driver's threads until the fence: a crash there is named too.
+  const support::DriverCall call(context.kernel, describe(), "running its dispatch");
   check(vk.vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit", context);
   bool stopped = false;
   VkResult waited = VK_TIMEOUT;

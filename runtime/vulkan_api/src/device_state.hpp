@@ -60,6 +60,8 @@ struct DeviceState {
   void check(VkResult result, std::string_view call, const ErrorContext& context);
   // Throws Error(Device) once the device has been lost.
   void ensure_alive(const ErrorContext& context) const;
+  // "Vulkan device NAME, driver INFO": what a crash report names.
+  std::string describe() const;
 
   Allocation allocate(uint64_t bytes, MemoryUse use, const ErrorContext& context);
   void release(Allocation& allocation) noexcept;

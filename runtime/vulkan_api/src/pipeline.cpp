@@ -1,6 +1,7 @@
 #include "device_state.hpp"
 #include "halfway/runtime/vulkan_api/program.hpp"
 #include "halfway/runtime/vulkan_api/result.hpp"
+#include "halfway/support/driver_call.hpp"
 #include "loader.hpp"
 #include "structs.hpp"
 
@@ -67,6 +68,9 @@ Pipeline::Pipeline(detail::DeviceState& d, const Program& p)
   ErrorContext context = kernel_context(p.kernel_name);
   check_program(d, p, context);
   uint64_t start = detail::now_ns();
+  // The driver compiles here, on this thread: some drivers crash on valid SPIR-V
+  // (support/driver_call.hpp), and the CLI then names this kernel and device.
+  const support::DriverCall call(p.kernel_name, d.describe(), "compiling its pipeline");
   try {
     auto module =
         detail::make<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
