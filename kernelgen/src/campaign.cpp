@@ -9,6 +9,7 @@
 #include "halfway/support/error.hpp"
 #include "quirks.hpp"
 
+#include <algorithm>
 #include <set>
 #include <spdlog/spdlog.h>
 
@@ -285,7 +286,9 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     result.findings.push_back(std::move(f));
   };
   uint64_t done = 0;
-  for (uint64_t index : indices) {
+  for (size_t position = std::min<uint64_t>(o.resume_at, indices.size()); position < indices.size();
+       ++position) {
+    const uint64_t index = indices[position];
     if (o.fresh_devices_every && done && done % o.fresh_devices_every == 0)
       make_devices();
     ++result.kernels;
@@ -308,6 +311,8 @@ CampaignResult run_campaign(const CampaignOptions& o) {
     apply_opt_in(registry, g->kernel.name, setup);
     for (size_t d = 0; d < devices.size(); ++d) {
       ++result.comparisons;
+      if (o.before_check)
+        o.before_check(index, d);
       Check c = check(g->kernel, *devices[d], o.devices[d], setup, registry);
       if (c.outcome == Outcome::Inconclusive)
         ++result.inconclusive;

@@ -1,9 +1,11 @@
 // `halfway fuzz --count N --seed S [--devices cpu,vulkan] [--shard I/N] [--out DIR]
 // [--timeout SECONDS]`: a differential campaign over generated kernels (specs/kernelgen.md).
+// The kernels run in a child process, so that a device crash is a finding (fuzz_process.hpp).
 // Progress goes to stderr; stdout gets one line per mismatch and the final line
 // "N kernels, M mismatches, K unexplained". Exit 0 only when nothing is unexplained.
 #include "cli_util.hpp"
 #include "commands.hpp"
+#include "fuzz_process.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/kernelgen/campaign.hpp"
 #include "halfway/support/error.hpp"
@@ -146,7 +148,12 @@ Runner add_fuzz(CLI::App& app) {
                 << (progress ? "\r" : "\n") << std::flush;
     };
     install_interrupt_handler();
-    kernelgen::CampaignResult r = kernelgen::run_campaign(c);
+    kernelgen::CampaignResult r;
+    try {
+      r = run_campaign_in_child(c);
+    } catch (const AlreadyReported& e) {
+      return e.status;
+    }
     if (progress)
       std::cerr << std::string(70, ' ') << "\r";
     std::ostringstream summary;

@@ -127,6 +127,12 @@ struct CampaignOptions {
   uint64_t fresh_devices_every = 100;
   // Stop after the kernel that brought this many unexplained mismatches (0: never stop).
   uint64_t stop_after_unexplained = 0;
+  // Leave out the shard's first `resume_at` kernels: a campaign that goes on after a process
+  // running it died (a driver crash, `halfway fuzz`) starts after the kernel that killed it.
+  uint64_t resume_at = 0;
+  // Called before each kernel runs on each device: `device` indexes `devices`. Whoever must say
+  // which comparison was in flight when something killed the process reads it from here.
+  std::function<void(uint64_t index, size_t device)> before_check;
   // Called after each kernel with the kernels done so far and the running result.
   std::function<void(uint64_t, const CampaignResult&)> progress;
   // Called for each mismatch as it is found.
