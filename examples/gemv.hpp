@@ -6,15 +6,20 @@
 
 namespace halfway::examples {
 
-// y = W x with f32 accumulation, one design for every weight format: f32 and f16 weights are
-// stored one per element, fp8 (E4M3, E5M2) four per u32 word (element 0 in the low byte);
-// row-major either way. One workgroup of 64 lanes per row (group g computes y[g]): lane l sums the
-// 4-column chunks l, l + 64, l + 128, ... of its row (split-k, so that a row's weights stream
-// through all 64 lanes at once instead of one lane walking the row), then the 64 partial sums
-// meet in a tree reduction in shared memory. The summation order is the kernel's own and fixed,
-// so strict results are bit-exact with the interpreter on every device. `cols` must be a multiple
-// of 4; rows are len(y) (a 1-D launch of rows x 64 lanes). Groups past the last row compute
-// nothing but still take part in the barriers.
+// y = W x with f32 accumulation, one design for every weight format. Each row of `cols` columns
+// (a multiple of 4) is seen as four quarters of q = cols / 4 columns. f32 and f16 weights are
+// stored one per element, row-major; fp8 (E4M3, E5M2) four per u32 word, word j of a row holding
+// the row's columns j, j + q, j + 2q and j + 3q in its bytes 0 to 3 (quarter-planar packing).
+// One workgroup of 64 lanes per row (group g computes y[g]): lane l takes the quarter positions
+// j = l, l + 64, l + 128, ... and for each adds the four products of columns j, j + q, j + 2q,
+// j + 3q in that order; then the 64 partial sums meet in a tree reduction in shared memory.
+// Lane l's neighbours read the neighbouring addresses of w and x at every step, so the loads are
+// contiguous across lanes: a SIMD vector of lanes on the CPU, a coalesced access on a GPU, and
+// no lane ever has to gather or de-interleave (an earlier design gave each lane four adjacent
+// columns, and the CPU device spent most of its time shuffling them apart). The summation order
+// is the kernel's own and fixed, the same for every format, so strict results are bit-exact
+// with the interpreter on every device. Rows are len(y) (a 1-D launch of rows x 64 lanes).
+// Groups past the last row compute nothing but still take part in the barriers.
 namespace detail_gemv {
 
 inline constexpr uint32_t kLanes = 64;
@@ -30,18 +35,22 @@ template <class TW> Kernel gemv(std::string name) {
                   Shared<float> partial("partial", kLanes);
                   Var row(group_id(0), "row");
                   Var lid(local_id(0), "lid");
-                  Var chunks(cols >> 2u, "chunks");
+                  Var quarter(cols >> 2u, "quarter");
+                  // Position j of quarter e.
+                  auto in_quarter = [&](Value<uint32_t> j, uint32_t e) -> Value<uint32_t> {
+                    return e == 0 ? j : e == 1 ? j + quarter : j + quarter * e;
+                  };
                   Var acc(0.0f, "acc");
                   If(row < y.size(), [&] {
-                    For(lid, chunks, kLanes, [&](Value<uint32_t> j) {
+                    For(lid, quarter, kLanes, [&](Value<uint32_t> j) {
                       if constexpr (std::is_same_v<WeightElem<TW>, uint32_t>) {
-                        Var word(w[row * chunks + j], "word");
+                        Var word(w[row * quarter + j], "word");
                         for (uint32_t e = 0; e < 4; ++e)
-                          acc = acc + to_f32(unpack<TW>(word, e)) * x[j * 4u + e];
+                          acc = acc + to_f32(unpack<TW>(word, e)) * x[in_quarter(j, e)];
                       } else {
-                        Var base(row * cols + j * 4u, "base");
+                        Var base(row * cols + j, "base");
                         for (uint32_t e = 0; e < 4; ++e)
-                          acc = acc + to_f32(w[base + e]) * x[j * 4u + e];
+                          acc = acc + to_f32(w[in_quarter(base, e)]) * x[in_quarter(j, e)];
                       }
                     });
                   });

@@ -25,8 +25,9 @@ void main() {
 }
 )";
 
-// examples/gemv.hpp (f32 weights): one 64-lane workgroup per row, lane l summing the 4-column
-// chunks l, l + 64, ..., then a halving tree in shared memory.
+// examples/gemv.hpp (f32 weights): one 64-lane workgroup per row, lane l summing, for positions
+// j = l, l + 64, ... of a quarter row, columns j, j + q, j + 2q, j + 3q, then a halving tree in
+// shared memory.
 inline constexpr const char* kGemvF32 = R"(#version 450
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer W { float w[]; };
@@ -37,13 +38,13 @@ shared float partial[64];
 void main() {
   uint group = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
   if (group >= p.total_groups) return;
-  uint row = group, lid = gl_LocalInvocationID.x, chunks = p.cols >> 2;
+  uint row = group, lid = gl_LocalInvocationID.x, quarter = p.cols >> 2;
   precise float acc = 0.0;
   if (row < p.rows) {
-    for (uint j = lid; j < chunks; j += 64u) {
-      uint base = row * p.cols + j * 4u;
+    for (uint j = lid; j < quarter; j += 64u) {
+      uint base = row * p.cols + j;
       for (uint e = 0u; e < 4u; ++e) {
-        precise float t = w[base + e] * x[j * 4u + e];
+        precise float t = w[base + e * quarter] * x[j + e * quarter];
         acc = acc + t;
       }
     }

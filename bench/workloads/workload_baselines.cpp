@@ -248,46 +248,7 @@ void matmul(const float* a, const float* b, float* c, uint32_t n, uint32_t k, si
 }
 
 void gemv_split(const float* w, const float* x, float* y, uint32_t cols, size_t begin, size_t end) {
-#ifdef __AVX512F__
-  // The 64 lanes' partial sums in 4 vectors of 16. A block of 64 chunks is 256 consecutive
-  // columns, lane l's chunk at 4l .. 4l + 3: the products are rounded in that natural layout,
-  // then de-interleaved (permutes) so that vector v gets column e of lanes 16v .. 16v + 15, and
-  // added for e = 0 .. 3 in turn: each lane's own order, as in the kernel.
-  constexpr uint32_t kLanes = 64;
-  const uint32_t chunks = cols / 4;
-  __m512i pick[4];
-  for (int e = 0; e < 4; ++e)
-    pick[e] = _mm512_setr_epi32(e, e + 4, e + 8, e + 12, e + 16, e + 20, e + 24, e + 28, 0, 0, 0, 0,
-                                0, 0, 0, 0);
-  for (size_t r = begin; r < end; ++r) {
-    const float* row = w + r * cols;
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                     _mm512_setzero_ps()};
-    uint32_t j0 = 0;
-    for (; j0 + kLanes <= chunks; j0 += kLanes)
-      for (uint32_t v = 0; v < 4; ++v) {
-        const size_t at = (size_t{j0} + 16 * v) * 4;
-        __m512 p[4];
-        for (int q = 0; q < 4; ++q)
-          p[q] =
-              _mm512_mul_ps(_mm512_loadu_ps(row + at + 16 * q), _mm512_loadu_ps(x + at + 16 * q));
-        for (int e = 0; e < 4; ++e) {
-          const __m512 low = _mm512_permutex2var_ps(p[0], pick[e], p[1]);
-          const __m512 high = _mm512_permutex2var_ps(p[2], pick[e], p[3]);
-          acc[v] = _mm512_add_ps(acc[v], _mm512_shuffle_f32x4(low, high, 0x44));
-        }
-      }
-    float partial[kLanes];
-    for (uint32_t v = 0; v < 4; ++v)
-      _mm512_storeu_ps(partial + 16 * v, acc[v]);
-    for (uint32_t l = 0; j0 + l < chunks; ++l) // a last, partial block
-      for (uint32_t e = 0; e < 4; ++e)
-        partial[l] = partial[l] + row[(j0 + l) * 4 + e] * x[(j0 + l) * 4 + e];
-    y[r] = tree(partial, add);
-  }
-#else
   gemv_split_loop(w, x, y, cols, begin, end);
-#endif
 }
 
 } // namespace halfway::bench::workloads

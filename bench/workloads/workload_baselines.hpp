@@ -50,9 +50,10 @@ void softmax_f16out(const float* x, uint16_t* y, uint32_t cols, size_t begin, si
 // otherwise and for the edges).
 void matmul(const float* a, const float* b, float* c, uint32_t n, uint32_t k, size_t begin,
             size_t end);
-// examples/gemv.hpp's design: per row 64 lanes, lane l summing the 4-column chunks l, l + 64, ...
-// in order, then a halving tree over the 64 partial sums; rows [begin, end). The strict one with
-// AVX-512 intrinsics where available (a plain loop otherwise).
+// examples/gemv.hpp's design: per row 64 lanes, lane l summing, for its positions j = l, l + 64,
+// ... of a quarter (cols / 4 columns), the products of columns j, j + q, j + 2q and j + 3q in
+// order, then a halving tree over the 64 partial sums; rows [begin, end). A plain loop that the
+// compiler vectorises across the lanes.
 void gemv_split(const float* w, const float* x, float* y, uint32_t cols, size_t begin, size_t end);
 
 // With contraction and reassociation: the same matmul loop (workload_loops.inc), and for the

@@ -248,14 +248,16 @@ TEST(WorkloadOracle, MatmulTiledSumsInKOrder) {
   EXPECT_EQ(wrong, 0u);
 }
 
-// The split-k order: lane l sums chunks l, l + 64, ... (4 columns each), then the tree.
+// The split-k order: lane l takes the positions j = l, l + 64, ... of a quarter row (q = cols / 4
+// columns) and adds the products of columns j, j + q, j + 2q, j + 3q in turn; then the tree.
 float gemv_row(const std::vector<float>& w, const std::vector<float>& x, size_t row, size_t cols) {
+  const size_t q = cols / 4;
   float partial[64];
   for (size_t l = 0; l < 64; ++l) {
     float acc = 0;
-    for (size_t j = l; j < cols / 4; j += 64)
+    for (size_t j = l; j < q; j += 64)
       for (size_t e = 0; e < 4; ++e)
-        acc = acc + w[row * cols + j * 4 + e] * x[j * 4 + e];
+        acc = acc + w[row * cols + e * q + j] * x[e * q + j];
     partial[l] = acc;
   }
   for (size_t stride = 32; stride > 0; stride /= 2)
@@ -264,20 +266,24 @@ float gemv_row(const std::vector<float>& w, const std::vector<float>& x, size_t 
   return partial[0];
 }
 
-// Weights of any format as f32 values, row-major.
-std::vector<float> weights(const rt::HostBuffer& w, const std::string& kernel_name) {
-  std::vector<float> out;
+// Weights of any format as f32 values, row-major. An fp8 row of `cols` columns is q = cols / 4
+// words, word j holding columns j, j + q, j + 2q, j + 3q in its bytes 0 to 3.
+std::vector<float> weights(const rt::HostBuffer& w, const std::string& kernel_name, size_t cols) {
+  const bool packed = kernel_name != "gemv_f32" && kernel_name != "gemv_f16";
+  std::vector<float> out(packed ? w.size() * 4 : w.size());
+  const size_t q = cols / 4;
   for (size_t i = 0; i < w.size(); ++i) {
     uint64_t bits = w.get_bits(i);
     if (kernel_name == "gemv_f32")
-      out.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+      out[i] = std::bit_cast<float>(static_cast<uint32_t>(bits));
     else if (kernel_name == "gemv_f16")
-      out.push_back(std::bit_cast<float>(num::f16_to_f32(static_cast<uint16_t>(bits))));
+      out[i] = std::bit_cast<float>(num::f16_to_f32(static_cast<uint16_t>(bits)));
     else
-      for (int e = 0; e < 4; ++e) {
+      for (size_t e = 0; e < 4; ++e) {
         auto code = static_cast<uint8_t>(bits >> (8 * e));
-        out.push_back(std::bit_cast<float>(
-            kernel_name == "gemv_fp8<e4m3>" ? num::e4m3_to_f32(code) : num::e5m2_to_f32(code)));
+        const size_t row = i / q, j = i % q;
+        out[row * cols + e * q + j] = std::bit_cast<float>(
+            kernel_name == "gemv_fp8<e4m3>" ? num::e4m3_to_f32(code) : num::e5m2_to_f32(code));
       }
   }
   return out;
@@ -289,7 +295,7 @@ TEST(WorkloadOracle, EveryGemvSumsInItsSplitKOrder) {
     policy::Registry registry;
     WorkloadInputs in = run_on_cpu(workload(name), registry);
     const uint32_t cols = scalar(in, "cols");
-    auto w = weights(in.buffers.at("w"), name);
+    auto w = weights(in.buffers.at("w"), name, cols);
     auto x = floats(in.buffers.at("x")), y = floats(in.buffers.at("y"));
     ASSERT_EQ(w.size(), y.size() * cols);
     size_t wrong = 0;
