@@ -5,12 +5,15 @@
 #include "cli_runner.hpp"
 #include "cli_util.hpp"
 #include "halfway/io/npy.hpp"
+#include "halfway/support/driver_call.hpp"
 #include "halfway/support/error.hpp"
 
 #include <array>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -672,6 +675,81 @@ TEST_F(CliHardening, CtrlCInterruptsALaunchWithExitStatus2) {
   EXPECT_TRUE(valid_json(slurp(out))) << slurp(out);
   EXPECT_HAS(slurp(out), "\"kind\": \"interrupted\"");
   EXPECT_FALSE(fs::exists(path("y.npy")));
+}
+
+// The crash report's handlers (cli_util), each in a forked child. Outside a driver call a fatal
+// signal is halfway's own bug and must reach the action the handlers replaced (here a handler of
+// the test's; in the binary under AddressSanitizer, its report), whether the processor raised it
+// or it was sent; with no handler before them, the default action. Inside a driver call it is the
+// one-line Device error and exit status 2.
+extern "C" void previous_handler(int sig) {
+  const char message[] = "the previous handler ran\n";
+  [[maybe_unused]] ssize_t n = ::write(2, message, sizeof message - 1);
+  ::_exit(40 + sig);
+}
+
+void install_previous(int sig) {
+  struct sigaction sa {};
+  sa.sa_handler = previous_handler;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(sig, &sa, nullptr);
+}
+
+// A store to an address the compiler cannot see is unmapped: a real fault, not a trap it inserts.
+void fault() {
+  volatile uintptr_t address = 16;
+  *reinterpret_cast<volatile int*>(address) = 1;
+}
+
+TEST(CrashReport, AFatalSignalOutsideADriverCallGoesOnToTheReplacedAction) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        install_previous(SIGSEGV);
+        halfway::cli::install_crash_report();
+        halfway::cli::install_crash_report(); // a second call keeps the first one's previous
+                                              // actions
+        fault();
+      },
+      ::testing::ExitedWithCode(40 + SIGSEGV), "the previous handler ran");
+  EXPECT_EXIT(
+      {
+        install_previous(SIGABRT);
+        halfway::cli::install_crash_report();
+        std::abort();
+      },
+      ::testing::ExitedWithCode(40 + SIGABRT), "the previous handler ran");
+  EXPECT_EXIT(
+      {
+        install_previous(SIGBUS);
+        halfway::cli::install_crash_report();
+        std::raise(SIGBUS);
+      },
+      ::testing::ExitedWithCode(40 + SIGBUS), "the previous handler ran");
+#ifndef __SANITIZE_ADDRESS__ // where AddressSanitizer's handler is the one replaced
+  EXPECT_EXIT(
+      {
+        std::signal(SIGSEGV, SIG_DFL);
+        halfway::cli::install_crash_report();
+        fault();
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+#endif
+}
+
+TEST(CrashReport, AFatalSignalInADriverCallIsTheDeviceErrorWithStatus2) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        install_previous(SIGSEGV);
+        halfway::cli::install_crash_report();
+        const halfway::support::DriverCall call("saxpy", "Vulkan device test",
+                                                "compiling its pipeline");
+        fault();
+      },
+      ::testing::ExitedWithCode(2),
+      "kernel saxpy: Vulkan device test crashed \\(SIGSEGV\\) while compiling its pipeline: a "
+      "driver bug");
 }
 
 } // namespace

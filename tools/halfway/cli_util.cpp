@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <mutex>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -343,12 +344,22 @@ bool interrupt_requested() {
 namespace {
 constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 
-extern "C" void on_fatal_signal(int sig) {
+// The actions install_crash_report replaced, one per kFatalSignals entry: a sanitizer's handler,
+// or the default.
+struct sigaction g_previous[std::size(kFatalSignals)];
+
+extern "C" void on_fatal_signal(int sig, siginfo_t* info, void* /*context*/) {
   const support::DriverCallRecord* call = support::driver_call_in_flight();
   if (!call) {
-    // Not a driver's: halfway's own bug, which must end the way it would have (a core dump).
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
+    // Not a driver's: halfway's own bug, which must end the way it would have without this
+    // handler, through the action it replaced (AddressSanitizer's report, or a core dump). A fault
+    // the processor raised recurs when the handler returns, and reaches that action with its own
+    // address; a signal that was sent (abort, kill) is sent again, and delivered on return.
+    for (size_t i = 0; i < std::size(kFatalSignals); ++i)
+      if (kFatalSignals[i] == sig)
+        ::sigaction(sig, &g_previous[i], nullptr);
+    if (info == nullptr || info->si_code <= 0)
+      ::raise(sig);
     return;
   }
   // The driver crashed, not halfway; its heap may be damaged but the message is worth the risk
@@ -389,6 +400,10 @@ std::string signal_name(int sig) {
 }
 
 void install_crash_report() {
+  static bool installed = false; // a second call would save these handlers as the previous ones
+  if (installed)
+    return;
+  installed = true;
   // A driver that overflows its stack still gets its message: the handler runs on its own.
   static std::vector<char> alternate(std::max<size_t>(SIGSTKSZ, 64 * 1024));
   stack_t st{};
@@ -396,11 +411,11 @@ void install_crash_report() {
   st.ss_size = alternate.size();
   ::sigaltstack(&st, nullptr);
   struct sigaction sa {};
-  sa.sa_handler = on_fatal_signal;
+  sa.sa_sigaction = on_fatal_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
-  for (int sig : kFatalSignals)
-    ::sigaction(sig, &sa, nullptr);
+  sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_SIGINFO;
+  for (size_t i = 0; i < std::size(kFatalSignals); ++i)
+    ::sigaction(kFatalSignals[i], &sa, &g_previous[i]);
 }
 
 void remove_crash_report() {

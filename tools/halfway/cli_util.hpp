@@ -112,8 +112,9 @@ void throw_if_interrupted(const std::string& kernel);
 // Installs handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT (on an alternate stack) that,
 // while a driver call is in flight (support/driver_call.hpp), print the usual one-line error
 // naming the kernel, the device and what the driver was doing, --json included, and end the
-// process with status 2; any other fatal signal is a bug of halfway and keeps its default action
-// (a core dump to debug). Nothing can continue after a driver crashed in the process: `halfway
+// process with status 2; any other fatal signal is a bug of halfway and goes on to the action
+// these handlers replaced: a sanitizer's report, or the default action (a core dump to debug).
+// Calling it again changes nothing. Nothing can continue after a driver crashed in the process: `halfway
 // fuzz` runs its campaign in a child process for that reason (fuzz_process.hpp).
 void install_crash_report();
 // The default actions again, for a child process whose parent reports its death.
