@@ -114,8 +114,8 @@ void throw_if_interrupted(const std::string& kernel);
 // naming the kernel, the device and what the driver was doing, --json included, and end the
 // process with status 2; any other fatal signal is a bug of halfway and goes on to the action
 // these handlers replaced: a sanitizer's report, or the default action (a core dump to debug).
-// Calling it again changes nothing. Nothing can continue after a driver crashed in the process: `halfway
-// fuzz` runs its campaign in a child process for that reason (fuzz_process.hpp).
+// Calling it again changes nothing. Nothing can continue after a driver crashed in the process:
+// `halfway fuzz` runs its campaign in a child process for that reason (fuzz_process.hpp).
 void install_crash_report();
 // The default actions again, for a child process whose parent reports its death.
 void remove_crash_report();

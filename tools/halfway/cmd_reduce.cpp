@@ -5,6 +5,7 @@
 // comment that `halfway fuzz
 // --out` and `halfway reduce` write at the top of a kernel file. With --judge it only prints how
 // the campaign judges the kernel now.
+#include "check_process.hpp"
 #include "cli_util.hpp"
 #include "commands.hpp"
 #include "halfway/ir/printer.hpp"
@@ -183,10 +184,10 @@ Runner add_reduce(CLI::App& app) {
       check_output_path(o->out, "--out");
 
     install_interrupt_handler();
-    auto device = rt::make_device(o->device);
-    const policy::Registry& registry = policy::global_registry();
-    const kernelgen::Check first =
-        kernelgen::check(kernel.kernel(), *device, o->device, setup, registry);
+    // The checks run in a child process: a device that crashes on the kernel or a candidate is
+    // a check that fails ("the device crashed (SIGSEGV)"), so a driver crash can be reduced too.
+    CheckProcess checker(o->device);
+    const kernelgen::Check first = checker.check(kernel.kernel(), setup);
     if (o->judge) {
       // scripts/fuzz-recheck re-judges a campaign's findings with this.
       const std::string outcome(kernelgen::name(first.outcome));
@@ -212,7 +213,7 @@ Runner add_reduce(CLI::App& app) {
       s.lanes_y = n[1];
       s.lanes_z = n[2];
       // The same failure: an error (or another cause) never stands in for the mismatch.
-      const kernelgen::Check c = kernelgen::check(k.kernel(), *device, o->device, s, registry);
+      const kernelgen::Check c = checker.check(k.kernel(), s);
       return c.outcome == first.outcome &&
              (c.outcome != kernelgen::Outcome::Unexplained || c.cause == first.cause);
     };
@@ -226,8 +227,10 @@ Runner add_reduce(CLI::App& app) {
     const std::string cmd =
         kernelgen::diff_command(out_file, kernel.name(), o->device, final_setup);
     std::cerr << "reduce: " << r.statements << " statements (was " << r.statements_before << "), "
-              << kernelgen::grid_text(final_setup) << " lanes; " << r.attempts
-              << " candidates run\n";
+              << kernelgen::grid_text(final_setup) << " lanes; " << r.attempts << " candidates run";
+    if (checker.crashes())
+      std::cerr << "; " << checker.crashes() << " checks crashed the device";
+    std::cerr << "\n";
     const std::string text = "// " + std::string(kernelgen::name(first.outcome)) + " on " +
                              o->device + ", reduced by halfway reduce from " + o->choice.file +
                              "\n// " + cmd + "\n" + ir::print(r.kernel);

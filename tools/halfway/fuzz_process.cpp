@@ -16,7 +16,11 @@
 
 namespace halfway::cli {
 
+using namespace child;
+
 namespace {
+
+constexpr const char* kWho = "fuzz";
 
 // What the child sends: one frame per event, a tag byte and a length-prefixed payload.
 enum Tag : char {
@@ -57,124 +61,32 @@ void add(kernelgen::CampaignResult& to, const Counts& c) {
   to.undecided_elements += c.undecided_elements;
 }
 
-// ---- encoding ----
-
-void put_raw(std::string& out, const void* p, size_t n) {
-  out.append(static_cast<const char*>(p), n);
-}
-template <class T> void put(std::string& out, const T& v) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  put_raw(out, &v, sizeof v);
-}
-void put(std::string& out, const std::string& s) {
-  put<uint64_t>(out, s.size());
-  out += s;
-}
-
-struct Reader {
-  const std::string& in;
-  size_t at = 0;
-  void get_raw(void* p, size_t n) {
-    if (n > in.size() - at)
-      throw Error(ErrorKind::Internal, "fuzz: a truncated message from the campaign's process");
-    std::memcpy(p, in.data() + at, n);
-    at += n;
-  }
-  template <class T> T get() {
-    T v;
-    get_raw(&v, sizeof v);
-    return v;
-  }
-  std::string get_string() {
-    const auto n = get<uint64_t>();
-    if (n > in.size() - at)
-      throw Error(ErrorKind::Internal, "fuzz: a truncated message from the campaign's process");
-    std::string s = in.substr(at, n);
-    at += n;
-    return s;
-  }
-};
-
 std::string encode(const kernelgen::Finding& f) {
   std::string out;
   put(out, f.index);
   put(out, f.kernel);
   put(out, f.device);
-  put(out, f.check.outcome);
-  put(out, f.check.cause);
-  put(out, f.check.violations);
-  put(out, f.check.undecided);
-  put(out, f.check.undecided_lanes);
-  put(out, f.check.unchecked);
-  put(out, f.check.report);
+  put(out, f.check);
   put(out, f.text);
   put(out, f.setup);
   return out;
 }
 
 kernelgen::Finding decode_finding(const std::string& payload) {
-  Reader r{payload};
+  Reader r{payload, kWho};
   kernelgen::Finding f;
   f.index = r.get<uint64_t>();
   f.kernel = r.get_string();
   f.device = r.get_string();
-  f.check.outcome = r.get<kernelgen::Outcome>();
-  f.check.cause = r.get_string();
-  f.check.violations = r.get<uint64_t>();
-  f.check.undecided = r.get<uint64_t>();
-  f.check.undecided_lanes = r.get<uint64_t>();
-  f.check.unchecked = r.get<uint64_t>();
-  f.check.report = r.get_string();
+  f.check = r.get_check();
   f.text = r.get_string();
   f.setup = r.get<kernelgen::RunSetup>();
   return f;
 }
 
-// ---- the pipe ----
-
-void write_all(int fd, const std::string& bytes) {
-  size_t at = 0;
-  while (at < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      std::_Exit(2); // the parent is gone: nobody is left to report to
-    at += static_cast<size_t>(n);
-  }
-}
-
-void send(int fd, Tag tag, const std::string& payload) {
-  std::string frame(1, tag);
-  put<uint64_t>(frame, payload.size());
-  write_all(fd, frame + payload);
-}
-
-// False at the end of the stream.
-bool read_all(int fd, void* p, size_t n) {
-  auto* to = static_cast<char*>(p);
-  size_t at = 0;
-  while (at < n) {
-    const ssize_t got = ::read(fd, to + at, n - at);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0)
-      throw Error(ErrorKind::Io, std::string("fuzz: reading from the campaign's process: ") +
-                                     std::strerror(errno));
-    if (got == 0) {
-      if (at == 0)
-        return false;
-      throw Error(ErrorKind::Internal, "fuzz: a truncated message from the campaign's process");
-    }
-    at += static_cast<size_t>(got);
-  }
-  return true;
-}
-
 // The child: runs the campaign from `position` on and reports to `fd`; never returns.
 [[noreturn]] void run_child(const kernelgen::CampaignOptions& options, uint64_t position, int fd) {
-  remove_crash_report();        // its death is the parent's to report
-  std::signal(SIGINT, SIG_IGN); // Ctrl-C is the parent's too: it ends this process
+  become_child();
   int status = 0;
   try {
     kernelgen::CampaignOptions o = options;
@@ -204,31 +116,6 @@ bool read_all(int fd, void* p, size_t n) {
   std::_Exit(status);
 }
 
-// Ends and reaps a child the parent leaves early (an exception from a callback: Ctrl-C).
-struct Child {
-  pid_t pid = -1;
-  int fd = -1;
-  ~Child() {
-    if (fd >= 0)
-      ::close(fd);
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      int ignored = 0;
-      while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
-      }
-    }
-  }
-  int wait() {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0)
-      if (errno != EINTR)
-        throw Error(ErrorKind::Internal, std::string("fuzz: waiting for the campaign's process: ") +
-                                             std::strerror(errno));
-    pid = -1;
-    return status;
-  }
-};
-
 } // namespace
 
 kernelgen::CampaignResult run_campaign_in_child(const kernelgen::CampaignOptions& options) {
@@ -242,37 +129,28 @@ kernelgen::CampaignResult run_campaign_in_child(const kernelgen::CampaignOptions
   uint64_t position = 0;
   while (position < indices.size()) {
     int fds[2];
-    if (::pipe(fds) != 0)
-      throw Error(ErrorKind::Io, std::string("fuzz: cannot make a pipe: ") + std::strerror(errno));
-    std::fflush(stdout);
-    std::fflush(stderr);
+    make_pipe(fds, kWho);
     Child child;
-    child.pid = ::fork();
-    if (child.pid < 0) {
-      const int err = errno;
-      ::close(fds[0]);
+    child.who = kWho;
+    child.from = fds[0];
+    try {
+      child.pid = fork_flushed(kWho);
+    } catch (...) {
       ::close(fds[1]);
-      throw Error(ErrorKind::Io,
-                  std::string("fuzz: cannot start a process: ") + std::strerror(err));
+      throw;
     }
     if (child.pid == 0) {
       ::close(fds[0]);
       run_child(options, position, fds[1]);
     }
     ::close(fds[1]);
-    child.fd = fds[0];
 
     Counts counts;                                   // the child's, as last sent
     std::optional<std::pair<uint64_t, size_t>> busy; // (index, device) being compared
-    for (;;) {
-      char tag = 0;
-      if (!read_all(child.fd, &tag, 1))
-        break;
-      uint64_t n = 0;
-      read_all(child.fd, &n, sizeof n);
-      std::string payload(n, '\0');
-      read_all(child.fd, payload.data(), n);
-      Reader r{payload};
+    char tag = 0;
+    std::string payload;
+    while (receive(child.from, tag, payload, kWho)) {
+      Reader r{payload, kWho};
       if (tag == kBefore) {
         const auto index = r.get<uint64_t>();
         busy.emplace(index, static_cast<size_t>(r.get<uint64_t>()));
@@ -302,7 +180,7 @@ kernelgen::CampaignResult run_campaign_in_child(const kernelgen::CampaignOptions
         throw AlreadyReported{WEXITSTATUS(status)};
       break; // the child ran the rest of the shard
     }
-    const std::string how = WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "an unknown way";
+    const std::string how = how_it_died(status);
     if (!busy)
       throw Error(ErrorKind::Internal, "fuzz: the campaign's process died (" + how +
                                            ") outside any comparison, after " +
@@ -315,7 +193,7 @@ kernelgen::CampaignResult run_campaign_in_child(const kernelgen::CampaignOptions
     f.kernel = g.kernel.name;
     f.device = options.devices.at(device);
     f.check.outcome = kernelgen::Outcome::Unexplained;
-    f.check.cause = "the device crashed (" + how + ")";
+    f.check.cause = crash_cause(how);
     f.check.report = "the process comparing kernel " + f.kernel + " on " + f.device + " died (" +
                      how + "); the campaign went on in a new one";
     f.text = ir::print(g.kernel);

@@ -8,14 +8,12 @@
 // with the kernel's text, and starts a new child at the next kernel. The results are those
 // kernelgen::run_campaign would give in-process, crashes aside.
 
+#include "child_process.hpp"
 #include "halfway/kernelgen/campaign.hpp"
 
 namespace halfway::cli {
 
-// The child failed and said why on stderr (an error other than a crash): exit with `status`.
-struct AlreadyReported {
-  int status = 2;
-};
+using child::AlreadyReported;
 
 // Must be called before anything in this process made a device: the child inherits the
 // process, and a driver's state is not safe to share across fork().
