@@ -637,12 +637,15 @@ TEST_F(CliHardening, TimeoutEndsALongLaunchWithoutWritingFiles) {
   EXPECT_EQ(quick.status, 0) << quick.all();
 }
 
-TEST_F(CliHardening, CtrlCInterruptsALaunchWithExitStatus2) {
-  std::string spin = file("spin.hk", kSpin);
-  std::string out = path(".out"), err = path(".err");
-  std::vector<std::string> args = {
-      HALFWAY_CLI,          "run",   spin, "--grid", "1", "--arg", "n=4294967295", "--dump",
-      "y=" + path("y.npy"), "--json"};
+// Runs `args` (the binary first) with stdout and stderr to files, presses Ctrl-C once its handler
+// is installed and `settle` has passed, and returns the exit status and how long the command took
+// to end after the signal.
+struct Interrupted {
+  int status = -1;
+  std::chrono::steady_clock::duration took{};
+};
+Interrupted interrupt_after_start(std::vector<std::string> args, const std::string& out,
+                                  const std::string& err, std::chrono::milliseconds settle) {
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -652,9 +655,13 @@ TEST_F(CliHardening, CtrlCInterruptsALaunchWithExitStatus2) {
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, HALFWAY_CLI, &actions, nullptr, argv.data(), environ), 0);
+  Interrupted r;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+    ADD_FAILURE() << "cannot start " << args[0];
+    return r;
+  }
   posix_spawn_file_actions_destroy(&actions);
-  // Wait until the handler is installed (SigCgt lists SIGINT), then a little more for the launch.
+  // Wait until the handler is installed (SigCgt lists SIGINT), then `settle` for the launch.
   auto catches_sigint = [pid] {
     std::ifstream status("/proc/" + std::to_string(pid) + "/status");
     for (std::string line; std::getline(status, line);)
@@ -664,17 +671,61 @@ TEST_F(CliHardening, CtrlCInterruptsALaunchWithExitStatus2) {
   };
   for (int i = 0; i < 200 && !catches_sigint(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::this_thread::sleep_for(settle);
   auto t0 = std::chrono::steady_clock::now();
   ::kill(pid, SIGINT);
   int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(15));
-  EXPECT_EQ(halfway::test::decode_status(status), 2);
+  if (::waitpid(pid, &status, 0) != pid) {
+    ADD_FAILURE() << "waitpid";
+    return r;
+  }
+  r.took = std::chrono::steady_clock::now() - t0;
+  r.status = halfway::test::decode_status(status);
+  return r;
+}
+
+TEST_F(CliHardening, CtrlCInterruptsALaunchWithExitStatus2) {
+  std::string spin = file("spin.hk", kSpin);
+  std::string out = path(".out"), err = path(".err");
+  Interrupted r = interrupt_after_start({HALFWAY_CLI, "run", spin, "--grid", "1", "--arg",
+                                         "n=4294967295", "--dump", "y=" + path("y.npy"), "--json"},
+                                        out, err, std::chrono::milliseconds(500));
+  EXPECT_LT(r.took, std::chrono::seconds(15));
+  EXPECT_EQ(r.status, 2);
   EXPECT_HAS(slurp(err), "interrupted");
   EXPECT_TRUE(valid_json(slurp(out))) << slurp(out);
   EXPECT_HAS(slurp(out), "\"kind\": \"interrupted\"");
   EXPECT_FALSE(fs::exists(path("y.npy")));
+}
+
+// reduce checks in a child process that ignores Ctrl-C (check_process.hpp): the command must still
+// end at once, not when the check in flight reaches its --timeout, and leave no process behind.
+TEST_F(CliHardening, CtrlCInterruptsAReduceWhoseCheckRunsInAChild) {
+  std::string endless = file("endless.hk", R"(kernel endless workgroup(1, 1, 1) {
+  param y: buffer<u32, write>;
+  let w: u32 = 0:u32;
+  while lt(w, 5:u32) {
+    y[0:u32] = w;
+  }
+}
+)");
+  std::string out = path(".out"), err = path(".err");
+  Interrupted r =
+      interrupt_after_start({HALFWAY_CLI, "reduce", endless, "--device", "cpu", "--grid", "1",
+                             "--timeout", "120", "--out", path("min.hk")},
+                            out, err, std::chrono::milliseconds(1000));
+  EXPECT_LT(r.took, std::chrono::seconds(10));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_HAS(slurp(err), "interrupted: kernel endless");
+  EXPECT_FALSE(fs::exists(path("min.hk")));
+  // The checking process was killed and reaped with the command: no process runs the file now.
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string line;
+    if (cmdline && std::getline(cmdline, line)) {
+      EXPECT_EQ(line.find(endless), std::string::npos) << entry.path();
+    }
+  }
 }
 
 // The crash report's handlers (cli_util), each in a forked child. Outside a driver call a fatal

@@ -1,5 +1,6 @@
 #include "check_process.hpp"
 
+#include "cli_util.hpp"
 #include "halfway/ir/printer.hpp"
 #include "halfway/policy/policy.hpp"
 #include "halfway/runtime/device.hpp"
@@ -152,6 +153,10 @@ kernelgen::Check CheckProcess::check(const ir::Kernel& kernel, const kernelgen::
     if (attempt == 1)
       throw Error(ErrorKind::Internal, "reduce: the checking process ended before a check (" +
                                            how_it_died(status) + ")");
+  }
+  if (!wait_readable(child_->from, kWho)) {
+    child_.reset(); // Ctrl-C: the check in flight is abandoned with its process
+    throw_if_interrupted(kernel.name);
   }
   char tag = 0;
   std::string payload;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -139,6 +140,20 @@ bool receive(int fd, char& tag, std::string& payload, const char* who) {
   if (n && !read_all(fd, payload.data(), n, who))
     throw Error(ErrorKind::Internal, std::string(who) + ": a truncated message from its process");
   return true;
+}
+
+bool wait_readable(int fd, const char* who) {
+  for (;;) {
+    if (interrupt_requested())
+      return false;
+    pollfd p{fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, 100);
+    if (n > 0)
+      return true;
+    if (n < 0 && errno != EINTR)
+      throw Error(ErrorKind::Io,
+                  std::string(who) + ": waiting for its process: " + std::strerror(errno));
+  }
 }
 
 Child::~Child() {

@@ -49,6 +49,10 @@ void send(int fd, char tag, const std::string& payload);
 bool send_to_child(int fd, char tag, const std::string& payload);
 // Reads a frame; false at the end of the stream before one. `who` names the command in errors.
 bool receive(int fd, char& tag, std::string& payload, const char* who);
+// Waits until `fd` has something to read (a frame, or the end of the stream), looking every 0.1 s
+// whether Ctrl-C was pressed; false then. A child ignores Ctrl-C, and a check may run for its
+// whole --timeout: the parent stops waiting at once instead.
+bool wait_readable(int fd, const char* who);
 
 // A child process and the parent's ends of its pipes. Leaving it (an exception from a callback:
 // Ctrl-C) kills and reaps the child.

@@ -149,7 +149,7 @@ kernelgen::CampaignResult run_campaign_in_child(const kernelgen::CampaignOptions
     std::optional<std::pair<uint64_t, size_t>> busy; // (index, device) being compared
     char tag = 0;
     std::string payload;
-    while (receive(child.from, tag, payload, kWho)) {
+    while (wait_readable(child.from, kWho) && receive(child.from, tag, payload, kWho)) {
       Reader r{payload, kWho};
       if (tag == kBefore) {
         const auto index = r.get<uint64_t>();
@@ -172,6 +172,7 @@ kernelgen::CampaignResult run_campaign_in_child(const kernelgen::CampaignOptions
         throw Error(ErrorKind::Internal, "fuzz: an unknown message from the campaign's process");
       }
     }
+    throw_if_interrupted("fuzz campaign"); // leaving kills the child (Child's destructor)
     const int status = child.wait();
     add(result, counts);
     done += counts.done;
