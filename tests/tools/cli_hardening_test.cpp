@@ -656,11 +656,12 @@ Interrupted interrupt_after_start(std::vector<std::string> args, const std::stri
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   pid_t pid = 0;
   Interrupted r;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
     ADD_FAILURE() << "cannot start " << args[0];
     return r;
   }
-  posix_spawn_file_actions_destroy(&actions);
   // Wait until the handler is installed (SigCgt lists SIGINT), then `settle` for the launch.
   auto catches_sigint = [pid] {
     std::ifstream status("/proc/" + std::to_string(pid) + "/status");

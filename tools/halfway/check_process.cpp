@@ -9,7 +9,6 @@
 
 #include <cstdio>
 #include <sys/wait.h>
-#include <unistd.h>
 
 namespace halfway::cli {
 
@@ -69,7 +68,6 @@ static_assert(std::is_trivially_copyable_v<kernelgen::RunSetup>);
 
 // The child: makes the device, then answers requests until the parent closes its pipe.
 [[noreturn]] void serve(const std::string& device_name, int in, int out) {
-  become_child();
   try {
     auto device = rt::make_device(device_name);
     char tag = 0;
@@ -103,34 +101,7 @@ CheckProcess::CheckProcess(std::string device) : device_(std::move(device)) {}
 CheckProcess::~CheckProcess() = default;
 
 void CheckProcess::start() {
-  int down[2], up[2];
-  make_pipe(down, kWho);
-  try {
-    make_pipe(up, kWho);
-  } catch (...) {
-    ::close(down[0]);
-    ::close(down[1]);
-    throw;
-  }
-  auto c = std::make_unique<Child>();
-  c->who = kWho;
-  c->to = down[1];
-  c->from = up[0];
-  try {
-    c->pid = fork_flushed(kWho);
-  } catch (...) {
-    ::close(down[0]);
-    ::close(up[1]);
-    throw;
-  }
-  if (c->pid == 0) {
-    ::close(down[1]);
-    ::close(up[0]);
-    serve(device_, down[0], up[1]);
-  }
-  ::close(down[0]);
-  ::close(up[1]);
-  child_ = std::move(c);
+  child_ = spawn(kWho, true, [this](int in, int out) { serve(device_, in, out); });
 }
 
 kernelgen::Check CheckProcess::check(const ir::Kernel& kernel, const kernelgen::RunSetup& setup) {

@@ -179,24 +179,57 @@ int Child::wait() {
   return status;
 }
 
-void become_child() {
-  remove_crash_report();
-  std::signal(SIGINT, SIG_IGN);
-}
-
-pid_t fork_flushed(const char* who) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  if (pid < 0)
-    throw Error(ErrorKind::Io,
-                std::string(who) + ": cannot start a process: " + std::strerror(errno));
-  return pid;
-}
+namespace {
 
 void make_pipe(int fds[2], const char* who) {
   if (::pipe(fds) != 0)
     throw Error(ErrorKind::Io, std::string(who) + ": cannot make a pipe: " + std::strerror(errno));
+}
+
+} // namespace
+
+std::unique_ptr<Child> spawn(const char* who, bool requests,
+                             const std::function<void(int in, int out)>& body) {
+  auto c = std::make_unique<Child>();
+  c->who = who;
+  int up[2];
+  make_pipe(up, who);
+  c->from = up[0]; // closed by c from here on
+  int down[2] = {-1, -1};
+  if (requests) {
+    try {
+      make_pipe(down, who);
+    } catch (...) {
+      ::close(up[1]);
+      throw;
+    }
+    c->to = down[1];
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  c->pid = ::fork();
+  if (c->pid < 0) {
+    const int err = errno;
+    ::close(up[1]);
+    if (requests)
+      ::close(down[0]);
+    c->pid = -1;
+    throw Error(ErrorKind::Io,
+                std::string(who) + ": cannot start a process: " + std::strerror(err));
+  }
+  if (c->pid == 0) {
+    ::close(up[0]);
+    if (requests)
+      ::close(down[1]);
+    remove_crash_report();        // its death is the parent's to report
+    std::signal(SIGINT, SIG_IGN); // Ctrl-C is the parent's too: it ends this process
+    body(down[0], up[1]);
+    std::_Exit(2); // `body` returned, which it must not
+  }
+  ::close(up[1]);
+  if (requests)
+    ::close(down[0]);
+  return c;
 }
 
 std::string how_it_died(int status) {

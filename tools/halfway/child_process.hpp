@@ -6,6 +6,8 @@
 
 #include "halfway/kernelgen/campaign.hpp"
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <sys/types.h>
 #include <type_traits>
@@ -69,16 +71,13 @@ struct Child {
   int wait();
 };
 
-// In the child, first: its death is the parent's to report (the default actions of fatal
-// signals), and Ctrl-C is the parent's too (ignored here; the parent ends this process).
-void become_child();
-
-// Flushes the parent's output and forks. Returns the child's pid in the parent and 0 in the child;
-// a fork that fails throws Error(Io) naming `who`.
-pid_t fork_flushed(const char* who);
-
-// A pipe, or Error(Io) naming `who`.
-void make_pipe(int fds[2], const char* who);
+// Starts a child process that runs `body(in, out)` and must not return: `out` is the pipe it
+// writes to the parent (Child::from), `in` the pipe it reads from the parent (Child::to) when
+// `requests` is set, else -1. In the child, first, its death is made the parent's to report (the
+// default actions of fatal signals) and Ctrl-C the parent's too (ignored). The parent's output is
+// flushed before the fork; a pipe or fork that fails throws Error(Io) naming `who`.
+std::unique_ptr<Child> spawn(const char* who, bool requests,
+                             const std::function<void(int in, int out)>& body);
 
 // How a child that did not exit died, from its wait status: "SIGSEGV", or "an unknown way".
 std::string how_it_died(int status);

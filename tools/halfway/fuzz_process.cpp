@@ -5,14 +5,10 @@
 #include "halfway/support/error.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <sys/wait.h>
 #include <type_traits>
-#include <unistd.h>
 
 namespace halfway::cli {
 
@@ -86,7 +82,6 @@ kernelgen::Finding decode_finding(const std::string& payload) {
 
 // The child: runs the campaign from `position` on and reports to `fd`; never returns.
 [[noreturn]] void run_child(const kernelgen::CampaignOptions& options, uint64_t position, int fd) {
-  become_child();
   int status = 0;
   try {
     kernelgen::CampaignOptions o = options;
@@ -128,28 +123,14 @@ kernelgen::CampaignResult run_campaign_in_child(const kernelgen::CampaignOptions
   uint64_t done = 0; // kernels the finished children completed
   uint64_t position = 0;
   while (position < indices.size()) {
-    int fds[2];
-    make_pipe(fds, kWho);
-    Child child;
-    child.who = kWho;
-    child.from = fds[0];
-    try {
-      child.pid = fork_flushed(kWho);
-    } catch (...) {
-      ::close(fds[1]);
-      throw;
-    }
-    if (child.pid == 0) {
-      ::close(fds[0]);
-      run_child(options, position, fds[1]);
-    }
-    ::close(fds[1]);
+    const std::unique_ptr<Child> child =
+        spawn(kWho, false, [&](int, int out) { run_child(options, position, out); });
 
     Counts counts;                                   // the child's, as last sent
     std::optional<std::pair<uint64_t, size_t>> busy; // (index, device) being compared
     char tag = 0;
     std::string payload;
-    while (wait_readable(child.from, kWho) && receive(child.from, tag, payload, kWho)) {
+    while (wait_readable(child->from, kWho) && receive(child->from, tag, payload, kWho)) {
       Reader r{payload, kWho};
       if (tag == kBefore) {
         const auto index = r.get<uint64_t>();
@@ -173,7 +154,7 @@ kernelgen::CampaignResult run_campaign_in_child(const kernelgen::CampaignOptions
       }
     }
     throw_if_interrupted("fuzz campaign"); // leaving kills the child (Child's destructor)
-    const int status = child.wait();
+    const int status = child->wait();
     add(result, counts);
     done += counts.done;
     if (WIFEXITED(status)) {
