@@ -29,9 +29,10 @@ Exec::Exec(const Launch& launch) : launch_(launch), p_(*launch.program) {
   if (!p_.sites.empty())
     site_lanes_.assign(size_t{kSiteArrays} * capacity_, 0);
   if (!p_.dots.empty()) {
-    dot_values_.reserve(kMaxDotIterations);
-    for (auto& b : dot_base_)
-      b.assign(capacity_, 0);
+    dot_index_.assign(size_t{p_.dot_loads} * 3 * 2 * capacity_, 0);
+    dot_base_.assign(size_t{p_.dot_loads} * capacity_, 0);
+    dot_start_.reserve(capacity_);
+    dot_scratch_.assign(capacity_, 0);
   }
   const ir::Kernel& k = *p_.kernel;
   for (const ir::SharedArray& s : k.shared) {
@@ -272,11 +273,10 @@ std::optional<uint64_t> Exec::bytes_needed(const Program& p) {
     return std::nullopt;
   // Dot loops: the counter's values, the lanes' elements, and per shared array the deferred read
   // log (at most two values per read it stands for, a record per kMinDeferredReads reads).
-  if (!p.dots.empty() &&
-      (!add(kMaxDotIterations, sizeof(uint32_t)) || !add(capacity, 2 * sizeof(uint32_t)) ||
-       !add(p.kernel->shared.size(),
-            kMaxLoggedReads * 2 * sizeof(uint32_t) +
-                kMaxLoggedReads / kMinDeferredReads * sizeof(SharedLog::Deferred))))
+  if (!p.dots.empty() && (!add(capacity, (size_t{p.dot_loads} * 7 + 3) * sizeof(uint32_t)) ||
+                          !add(p.kernel->shared.size(), kMaxLoggedReads * 2 * sizeof(uint32_t) +
+                                                            kMaxLoggedReads / kMinDeferredReads *
+                                                                sizeof(SharedLog::Deferred))))
     return std::nullopt;
   for (const ir::SharedArray& s : p.kernel->shared)
     if (!add(s.size, ir::bytes(s.type) + sizeof(RaceCell)) ||

@@ -346,6 +346,7 @@ private:
   // Runs a dot loop (program.hpp, DotLoop) fused, after its counter was set; false, having
   // changed nothing, when its preconditions do not hold and the general path must run it.
   bool dot_loop(const CStmt& s, const LaneMask& m);
+  void dot_indices(const CStmt& cs, const DotLoop& d, const LaneMask& m, uint32_t* out);
   void barrier(const CStmt& s, LaneMask& m);
   void drop_stopped(LaneMask& m) {
     if (stopped_lanes_)
@@ -377,10 +378,12 @@ private:
   std::vector<float> wide_;                        // wide()
   std::vector<std::vector<float>> fixed_wide_;     // fixed_wide(), by register
   std::vector<double> site_lanes_;                 // site_lanes()
-  // dot_loop's scratch: the counter's values, and per load the element of each lane without the
-  // counter's part. Allocated only for programs with dot loops.
-  std::vector<uint32_t> dot_values_;
-  std::array<std::vector<uint32_t>, 2> dot_base_;
+  // dot_loop's scratch, allocated only for programs with dot loops: per load and dimension each
+  // lane's index at the first two iterations (dot_index_), per load each lane's element at the
+  // first iteration (dot_base_) and the change per iteration (dot_delta_), each lane's counter at
+  // the first iteration (dot_start_), and per lane a load's change of element (dot_scratch_).
+  std::vector<uint32_t> dot_index_, dot_base_, dot_start_, dot_scratch_, dot_delta_;
+  std::vector<uint32_t> dot_scratch_loads_;
   uint64_t fused_ = 0;
   std::optional<BatchError> error_;
   ShadowColumns shadow_;

@@ -47,27 +47,47 @@ struct CStmt {
   uint32_t dot = ir::kNone; // For: its DotLoop in Program::dots, when it has that shape (dot.cpp)
 };
 
-// One load of a dot loop: every index is either the loop's counter or a value the loop leaves
-// unchanged (a local it does not assign, a fixed or a lane node), all 32-bit.
+// One load of a dot loop (dot.cpp): from a buffer or a shared array, with 32-bit indices that
+// the planner proved affine in the loop's counter (see DotLoop).
 struct DotLoad {
   uint32_t node = 0; // the Load node
   ir::Space space = ir::Space::Shared;
   uint32_t mem = 0;
   uint32_t rank = 1;
   std::array<uint32_t, 3> reg{};        // each index's register
-  std::array<bool, 3> counter{};        // whether the index is the loop's counter
   std::array<ir::ScalarType, 3> type{}; // each index's type (I32 or U32)
+  // Each index: a value the loop leaves unchanged, the counter itself, or another expression
+  // affine in it (which dot.cpp learns by evaluating it).
+  enum class Index : uint8_t { Invariant, Counter, Affine };
+  std::array<Index, 3> how{};
 };
 
-// A `for` loop whose body is the single statement acc = add(acc, mul(x, y)) (either order of the
-// add's operands) on f32 or f64, with x and y loads of the form above: dot.cpp runs it as one
-// fused pass per iteration when its preconditions hold at run time.
-struct DotLoop {
+// One statement acc = add(acc, mul(x, y)) (either order of the add's operands) of a dot loop.
+struct DotTerm {
   uint32_t acc = 0; // the accumulator local
+  bool acc_first = true;
+  uint32_t add = 0, mul = 0; // nodes
+  uint32_t x = 0, y = 0;     // mul's operands, as indices into DotLoop::loads (x == y for v * v)
+  // The statement's other nodes (its loads' index expressions), in evaluation order.
+  std::vector<uint32_t> index_nodes;
+};
+
+// A `for` loop with a 32-bit counter and fixed bound and step whose body is a sequence of
+//  - index lets: a 32-bit integer local, assigned once in the body, set to an index expression;
+//  - terms: acc = add(acc, mul(x, y)) on f32 or f64 (one type for the loop), x and y loads;
+// where every index expression (of a let or a load) is affine in the counter modulo 2^32: add,
+// sub, neg, not, a mul with one side free of the counter and shl by a constant, over the counter,
+// the lets assigned before it in the body, and values the loop does not change (fixed and lane
+// nodes, locals the body does not assign), which may also be combined by and, or, xor, min, max
+// and shr by a constant. Nothing in such an expression can fail, so dot.cpp can evaluate it at
+// the first two iterations to learn each lane's index as a linear function of the iteration, and
+// run the loop as one fused pass per term and iteration when its preconditions hold at run time.
+struct DotLoop {
   ir::ScalarType type = ir::ScalarType::F32;
-  bool acc_first = true;       // add(acc, product), not add(product, acc)
-  uint32_t add = 0, mul = 0;   // nodes
-  std::array<DotLoad, 2> load; // mul's operands, in order (the same node twice for x * x)
+  std::vector<DotLoad> loads; // every load of an iteration, in the order the general path reads
+  std::vector<DotTerm> terms;
+  std::vector<uint32_t> body_term; // per body statement: its term, or kNone for an index let
+  bool affine = false;             // some load has an Affine index
 };
 
 struct AccPlan;
@@ -80,7 +100,8 @@ struct Program {
   std::vector<uint32_t> lane_nodes; // builtins computed per batch
   uint32_t registers = 0;           // exprs + locals
   std::vector<CStmt> body;
-  std::vector<DotLoop> dots;                     // the loops CStmt::dot names
+  std::vector<DotLoop> dots; // the loops CStmt::dot names
+  uint32_t dot_loads = 0;    // the most loads a loop of `dots` has (Exec's scratch for them)
   std::vector<std::shared_ptr<ExactSite>> sites; // shared_ptr: ExactSite is incomplete here
   // Accumulation bookkeeping (accum.hpp): with Options::shadow, for kernels with accumulations.
   std::shared_ptr<const AccPlan> accum;

@@ -310,6 +310,259 @@ TEST(DotLoop, MatmulTiledAtEdgeSizes) {
   }
 }
 
+// Loops of several statements (index lets and terms) whose indices are affine in the counter:
+// the split-row GEMV shape (a counter that starts at the lane's index), lets, shifts, negations,
+// decreasing indices, two accumulators and several reads of one shared array per iteration.
+// {start} is the counter's first value, {body} the loop's statements.
+constexpr const char* kAffine = R"(kernel affine workgroup({w}, 1, 1) {
+  param a: buffer<f32, read>;
+  param b: buffer<f32, read>;
+  param out: buffer<f32, write>;
+  param hi: {c};
+  param st: {c};
+  param k0: {c};
+  param q: {c};
+  param race: u32;
+  param spot: u32;
+  shared s: f32[256];
+  let lid: u32 = local_id(0);
+  let lidc: {c} = {lidc};
+  for e: u32 = lid to 256:u32 step {w}:u32 {
+    s[e] = b[e];
+  }
+  barrier;
+  let acc: f32 = 0.0:f32;
+  let acc2: f32 = 0.0:f32;
+  let prev: {c} = k0;
+  for t: {c} = {start} to hi step st {
+{body}
+  }
+  if eq(race, add(lid, 1:u32)) {
+    s[spot] = 1.0:f32;
+  }
+  let at: u32 = add(mul(group_id(0), mul(2:u32, {w}:u32)), lid);
+  out[at] = acc;
+  out[add(at, {w}:u32)] = acc2;
+}
+)";
+
+struct AffineCase {
+  std::string name, body;
+  std::string start = "lidc";
+  bool fused = true;    // whether the loop should run fused
+  bool planned = false; // when not: whether it is planned all the same (and fails at run time)
+};
+
+const std::vector<AffineCase>& affine_cases() {
+  static const std::vector<AffineCase> cases = {
+      {"split rows",
+       R"(    let base: {c} = add(mul(k0, 7:{c}), t);
+    acc = add(acc, mul(a[base], s[t]));
+    acc2 = add(mul(a[add(base, q)], s[add(t, q)]), acc2);
+    acc = add(acc, mul(a[add(base, mul(q, 2:{c}))], a[add(base, shl(q, 1:{c}))]));)"},
+      {"shifts, negations, decreasing indices",
+       R"(    let u: {c} = add(sub(mul(k0, 3:{c}), shl(t, 1:{c})), 400:{c});
+    let v: {c} = add(neg(t), 200:{c});
+    acc = add(acc, mul(s[v], a[u]));
+    acc2 = add(acc2, mul(s[sub(v, 1:{c})], s[and(k0, 15:{c})]));
+    acc2 = add(acc2, mul(a[not(not(add(t, k0)))], b[max(k0, 3:{c})]));)"},
+      {"a let read before the body assigns it", R"(    acc = add(acc, mul(a[prev], s[t]));
+    prev = add(t, k0);)",
+       "lidc", false},
+      {"a product of two counter values", R"(    acc = add(acc, mul(a[mul(t, t)], s[t]));)", "lidc",
+       false},
+      // Planned, but each lane's element moves by a different amount: the general path runs it.
+      {"a step that differs by lane", R"(    acc = add(acc, mul(a[mul(t, lidc)], s[t]));)", "lidc",
+       false, true},
+      {"one start for every lane", R"(    let x: {c} = add(t, k0);
+    acc = add(acc, mul(s[t], a[x]));
+    acc = add(acc, mul(s[add(t, 1:{c})], a[add(x, 1:{c})]));)",
+       "k0"},
+      // Two reads of one shared array per iteration that move at different speeds.
+      {"reads that move apart", R"(    acc = add(acc, mul(s[t], a[t]));
+    acc2 = add(acc2, mul(s[mul(t, 2:{c})], a[t]));)",
+       "k0"},
+  };
+  return cases;
+}
+
+struct AffineShape {
+  uint32_t w;
+  std::string counter = "u32";
+};
+
+Outcome run_affine(const ir::VerifiedKernel& k, const AffineShape& sh, int64_t hi, int64_t st,
+                   int64_t k0, int64_t q, uint32_t race, bool fused, uint32_t groups,
+                   const std::vector<uint64_t>* values = nullptr, uint32_t spot = 1) {
+  const ScalarType c = sh.counter == "i32" ? ScalarType::I32 : ScalarType::U32;
+  auto a = filled(ScalarType::F32, values ? *values : patterns(65536, false, 11));
+  auto b = filled(ScalarType::F32, patterns(256, false, 12));
+  rt::HostBuffer out(ScalarType::F32, size_t{groups} * 2 * sh.w);
+  auto scalar = [c](int64_t v) {
+    return c == ScalarType::I32 ? rt::Arg::i32(static_cast<int32_t>(v))
+                                : rt::Arg::u32(static_cast<uint32_t>(v));
+  };
+  Options o;
+  o.fused_loops = fused;
+  Outcome r;
+  try {
+    r.fused = run(k, rt::Grid{{groups, 1, 1}},
+                  std::vector<rt::Arg>{rt::Arg::of(a), rt::Arg::of(b), rt::Arg::of(out), scalar(hi),
+                                       scalar(st), scalar(k0), scalar(q), rt::Arg::u32(race),
+                                       rt::Arg::u32(spot)},
+                  o)
+                  .fused_loops;
+  } catch (const Error& e) {
+    r.error = e;
+  }
+  const auto* p = static_cast<const std::byte*>(out.data());
+  r.out.assign(p, p + out.size_bytes());
+  return r;
+}
+
+ir::VerifiedKernel affine_kernel(const AffineCase& ac, const AffineShape& sh) {
+  const std::vector<std::pair<std::string, std::string>> keys = {
+      {"body", ac.body},
+      {"start", ac.start},
+      {"w", std::to_string(sh.w)},
+      {"c", sh.counter},
+      {"lidc", sh.counter == "i32" ? "bitcast<i32>(local_id(0))" : "local_id(0)"}};
+  return text::parse_verified(fill(fill(kAffine, keys), keys), "affine.hk").at(0);
+}
+
+// Both ways, the same bits or the same error; returns the fused run's outcome.
+Outcome both_affine(const AffineCase& ac, const AffineShape& sh, int64_t hi, int64_t st, int64_t k0,
+                    int64_t q, uint32_t race = 0, uint32_t groups = 2, uint32_t spot = 1) {
+  const auto k = affine_kernel(ac, sh);
+  Outcome fast = run_affine(k, sh, hi, st, k0, q, race, true, groups, nullptr, spot);
+  Outcome slow = run_affine(k, sh, hi, st, k0, q, race, false, groups, nullptr, spot);
+  const std::string what = ac.name + ", " + sh.counter + " x " + std::to_string(sh.w) +
+                           " lanes, hi " + std::to_string(hi) + " st " + std::to_string(st) +
+                           " k0 " + std::to_string(k0) + " q " + std::to_string(q) + " race " +
+                           std::to_string(race) + " at " + std::to_string(spot);
+  EXPECT_EQ(slow.fused, 0u) << what;
+  EXPECT_EQ(fast.error.has_value(), slow.error.has_value()) << what;
+  if (fast.error && slow.error) {
+    EXPECT_EQ(std::string(fast.error->what()), std::string(slow.error->what())) << what;
+  } else {
+    EXPECT_TRUE(fast.out == slow.out) << what; // every bit, NaN payloads included
+  }
+  return fast;
+}
+
+TEST(DotLoop, AffineIndicesSameBitsAsTheGeneralPath) {
+  for (const AffineCase& ac : affine_cases())
+    for (const AffineShape& sh :
+         {AffineShape{64}, AffineShape{16, "i32"}, AffineShape{5}, AffineShape{1, "i32"}}) {
+      // Every lane runs the same number of iterations: hi - (the first start) is a multiple of
+      // the step, which is the workgroup's width when the start is the lane.
+      const int64_t st = ac.start == "lidc" ? sh.w : 3;
+      // As many iterations as keep every index in range (t below 190: s has 256 elements, and
+      // 200 - t must stay above 0), at most 40.
+      const int64_t most = std::min<int64_t>(40, 180 / st);
+      for (int64_t iterations : {int64_t{1}, int64_t{2}, most}) {
+        const int64_t hi = (ac.start == "lidc" ? 0 : 5) + iterations * st;
+        const Outcome r = both_affine(ac, sh, hi, st, 5, 9);
+        EXPECT_FALSE(r.error.has_value()) << ac.name << ": " << (r.error ? r.error->what() : "");
+        // A step that differs by lane is no obstacle with one lane or one iteration.
+        const bool fused = ac.fused || (ac.planned && (sh.w == 1 || iterations == 1));
+        EXPECT_EQ(r.fused, fused ? 2u : 0u)
+            << ac.name << " " << sh.w << " lanes, " << iterations << " iterations";
+      }
+    }
+}
+
+// Lanes that run different numbers of iterations (a counter from the lane's index to a bound
+// that is not a multiple of the step) take the general path.
+TEST(DotLoop, LanesWithDifferentTripCountsTakeTheGeneralPath) {
+  const AffineCase& rows = affine_cases()[0];
+  const Outcome r = both_affine(rows, AffineShape{64}, 64 * 2 + 5, 64, 5, 9);
+  EXPECT_FALSE(r.error.has_value());
+  EXPECT_EQ(r.fused, 0u);
+}
+
+// An affine index that leaves its buffer or array at some iteration (the last, the first, or by
+// going below zero on a decreasing index): the fused path does not run, and the general path
+// reports the first failing lane and iteration as before.
+TEST(DotLoop, AffineIndicesOutOfBounds) {
+  const AffineCase& rows = affine_cases()[0];
+  const AffineCase& down = affine_cases()[1];
+  for (const AffineShape& sh : {AffineShape{64}, AffineShape{16, "i32"}}) {
+    // s[add(t, q)] reaches 256 at the last iteration.
+    Outcome r = both_affine(rows, sh, 4 * sh.w, sh.w, 5, 256 - 4 * sh.w + 1);
+    ASSERT_TRUE(r.error.has_value());
+    EXPECT_HAS(r.error->what(), "load from shared s out of bounds");
+    EXPECT_EQ(r.fused, 0u);
+    // a[add(base, q)] past a's 65,536 elements from the first iteration.
+    r = both_affine(rows, sh, 4 * sh.w, sh.w, 5, 65536);
+    ASSERT_TRUE(r.error.has_value());
+    EXPECT_HAS(r.error->what(), "load from buffer a out of bounds");
+    // v = 200 - t below 0 (i32) or wrapping (u32) once t passes 200.
+    r = both_affine(down, sh, 300, 3, 5, 9);
+    ASSERT_TRUE(r.error.has_value());
+    EXPECT_EQ(r.error->kind(), ErrorKind::OutOfBounds);
+  }
+}
+
+// The reads of the fused loop (several per iteration on one shared array, written out for short
+// loops and deferred for long ones) replay in the general path's order when a lane writes the
+// array after them: the race names the same lanes and element.
+TEST(DotLoop, AffineReadsThenAWriteRaceAsOnTheGeneralPath) {
+  for (const AffineCase& ac : {affine_cases()[0], affine_cases()[1], affine_cases()[6]})
+    for (const AffineShape& sh : {AffineShape{64}, AffineShape{2}})
+      for (int64_t iterations : {int64_t{2}, int64_t{30}}) {
+        const int64_t st = ac.start == "lidc" ? sh.w : 3;
+        iterations = std::min<int64_t>(iterations, 180 / st);
+        const int64_t hi = iterations * st;
+        // Elements read at the first iteration (1), at later ones only (135 = 200 - 65, by
+        // decreasing indices; s[2t] at the last iteration, from t = 1 step 3), and never (0).
+        const auto last = static_cast<uint32_t>(2 * (1 + 3 * (iterations - 1)));
+        for (uint32_t race : {1u, sh.w})
+          for (uint32_t spot : {1u, 135u, last, 0u}) {
+            const Outcome r = both_affine(ac, sh, hi, st, 1, 1, race, 1, spot);
+            if (r.error) {
+              EXPECT_EQ(r.error->kind(), ErrorKind::DataRace) << r.error->what();
+            }
+          }
+      }
+  // s[1] is read by lane 1 at the first iteration (s[t], t = lid), then lane 0 writes it.
+  const Outcome r = both_affine(affine_cases()[0], AffineShape{64}, 128, 64, 1, 1, 1, 1);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_HAS(r.error->what(), "lane 1 read shared s[1] and lane 0 writes it");
+}
+
+// The split-row sums are the products added in the loop's order, ties included: a[..] = 1 and
+// b-side values of 2^-24 make 1 + 2^-24, a tie that rounds to even.
+TEST(DotLoop, SplitRowSumsInOrderWithTies) {
+  const AffineCase& rows = affine_cases()[0];
+  const AffineShape sh{16};
+  const auto k = affine_kernel(rows, sh);
+  std::vector<uint64_t> av(65536);
+  for (size_t i = 0; i < av.size(); ++i)
+    av[i] = bits(i % 5 == 0 ? 1.0f : i % 5 == 1 ? 0x1p-24f : 0.25f * static_cast<float>(i % 7));
+  const int64_t hi = 16 * 6, st = 16, k0 = 5, q = 9;
+  const Outcome r = run_affine(k, sh, hi, st, k0, q, 0, true, 1, &av);
+  ASSERT_FALSE(r.error.has_value());
+  EXPECT_EQ(r.fused, 1u);
+  const std::vector<uint64_t> bv = patterns(256, false, 12);
+  auto A = [&](int64_t i) { return from_bits(static_cast<uint32_t>(av[i])); };
+  auto S = [&](int64_t i) { return from_bits(static_cast<uint32_t>(bv[i])); };
+  auto canonical = [](float v) { return v != v ? from_bits(0x7fc00000u) : v; };
+  std::vector<float> out(32);
+  std::memcpy(out.data(), r.out.data(), 32 * sizeof(float));
+  for (int64_t lid = 0; lid < 16; ++lid) {
+    float acc = 0.0f, acc2 = 0.0f;
+    for (int64_t t = lid; t < hi; t += st) {
+      const int64_t base = k0 * 7 + t;
+      acc = canonical(acc + canonical(A(base) * S(t)));
+      acc2 = canonical(canonical(A(base + q) * S(t + q)) + acc2);
+      acc = canonical(acc + canonical(A(base + 2 * q) * A(base + 2 * q)));
+    }
+    EXPECT_EQ(bits(out[lid]), bits(acc)) << lid;
+    EXPECT_EQ(bits(out[16 + lid]), bits(acc2)) << lid;
+  }
+}
+
 // A step budget stops the launch the same way: the fused loop takes the general path's steps.
 TEST(DotLoop, StepBudgetCountsTheLoopsSteps) {
   const auto k = examples::matmul_tiled();

@@ -119,7 +119,7 @@ struct Options {
   const rt::Cancel* cancel = nullptr;
   // The most lockstep steps one launch may take; 0: no limit. For fuzzing and untrusted kernels.
   uint64_t max_steps = 0;
-  // Run dot loops (`acc = add(acc, mul(x, y))` over a counter; interp/README.md) fused. The
+  // Run dot loops (`acc = add(acc, mul(x, y))` terms over a counter; interp/README.md) fused. The
   // results, errors and steps are the same either way; false is for tests that compare the two.
   bool fused_loops = true;
 };
