@@ -519,8 +519,12 @@ bool Exec::dot_loop(const CStmt& cs, const LaneMask& m) {
       for (uint32_t l = 0; l < n; ++l)
         e[l] += pr[l] * sr; // wraps only where bad
       if (ld.how[r] == How::Invariant || iterations == 1) {
+        // Below a limit of 2^32 every index is: otherwise a 32-bit compare (that vectorises).
+        const auto limit32 = static_cast<uint32_t>(std::min<uint64_t>(limit, UINT32_MAX));
+        uint32_t over = 0;
         for (uint32_t l = 0; l < n; ++l)
-          bad |= uint64_t{pr[l]} >= limit;
+          over |= pr[l] >= limit32;
+        bad |= limit <= UINT32_MAX && over;
         continue;
       }
       if (ld.how[r] == How::Counter) {
