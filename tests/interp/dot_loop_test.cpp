@@ -107,6 +107,12 @@ rt::HostBuffer filled(ScalarType t, const std::vector<uint64_t>& bits) {
   return b;
 }
 
+// A scalar argument of the loop counter's type (i32 or u32).
+rt::Arg counter_arg(ScalarType c, int64_t v) {
+  return c == ScalarType::I32 ? rt::Arg::i32(static_cast<int32_t>(v))
+                              : rt::Arg::u32(static_cast<uint32_t>(v));
+}
+
 struct Outcome {
   std::vector<std::byte> out;
   std::optional<Error> error;
@@ -122,10 +128,7 @@ Outcome run_tiles(const ir::VerifiedKernel& k, const Shape& s, int64_t lo, int64
   auto a = filled(t, values ? *values : patterns(size_t{s.wy} * 20, f64, seed));
   auto b = filled(t, values ? *values : patterns(size_t{s.wx} * 20, f64, seed + 1));
   rt::HostBuffer out(t, size_t{groups} * s.wx * s.wy);
-  auto scalar = [c](int64_t v) {
-    return c == ScalarType::I32 ? rt::Arg::i32(static_cast<int32_t>(v))
-                                : rt::Arg::u32(static_cast<uint32_t>(v));
-  };
+  auto scalar = [c](int64_t v) { return counter_arg(c, v); };
   Options o;
   o.fused_loops = fused;
   Outcome r;
@@ -398,10 +401,7 @@ Outcome run_affine(const ir::VerifiedKernel& k, const AffineShape& sh, int64_t h
   auto a = filled(ScalarType::F32, values ? *values : patterns(65536, false, 11));
   auto b = filled(ScalarType::F32, patterns(256, false, 12));
   rt::HostBuffer out(ScalarType::F32, size_t{groups} * 2 * sh.w);
-  auto scalar = [c](int64_t v) {
-    return c == ScalarType::I32 ? rt::Arg::i32(static_cast<int32_t>(v))
-                                : rt::Arg::u32(static_cast<uint32_t>(v));
-  };
+  auto scalar = [c](int64_t v) { return counter_arg(c, v); };
   Options o;
   o.fused_loops = fused;
   Outcome r;
