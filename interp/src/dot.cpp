@@ -454,11 +454,15 @@ bool Exec::dot_loop(const CStmt& cs, const LaneMask& m) {
   if (!counted)
     return false;
   const uint32_t iterations = *counted;
-  for (uint32_t l = 1; l < n; ++l)
-    if (counter[l] != counter[0] &&
-        !(is_signed ? runs<int32_t>(counter[l], bound, step, iterations)
+  bool uniform_start = true;
+  for (uint32_t l = 1; l < n; ++l) {
+    if (counter[l] == counter[0])
+      continue;
+    uniform_start = false;
+    if (!(is_signed ? runs<int32_t>(counter[l], bound, step, iterations)
                     : runs<uint32_t>(counter[l], bound, step, iterations)))
       return false;
+  }
   if (iterations == 0) {
     tick(); // the check that ends the loop
     ++fused_;
@@ -469,9 +473,6 @@ bool Exec::dot_loop(const CStmt& cs, const LaneMask& m) {
   // iteration j on each lane (the expressions are affine in the counter modulo 2^32).
   std::vector<uint32_t>& start = dot_start_;
   start.assign(counter, counter + n);
-  bool uniform_start = true;
-  for (uint32_t l = 1; l < n; ++l)
-    uniform_start &= counter[l] == counter[0];
   const size_t loads = d.loads.size();
   uint32_t* p = dot_index_.data();
   uint32_t* q = p + loads * 3 * n;
