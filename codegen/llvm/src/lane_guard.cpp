@@ -2,17 +2,26 @@
 
 namespace halfway::codegen::llvm::detail {
 
-namespace {
-
-// The expression behind remat locals.
-ir::ExprId resolve(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s) {
-  while (k.expr(id).op == ir::Op::LocalGet && s.storage[k.expr(id).ref] == LocalStorage::Remat)
-    id = s.remat[k.expr(id).ref];
-  return id;
+ir::ExprId resolve_remat(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s,
+                         const PartLets* lets) {
+  for (;;) {
+    const ir::Expr& e = k.expr(id);
+    if (e.op != ir::Op::LocalGet)
+      return id;
+    if (s.storage[e.ref] == LocalStorage::Remat) {
+      id = s.remat[e.ref];
+    } else if (auto it = lets ? lets->find(e.ref) : PartLets::const_iterator{};
+               lets && it != lets->end()) {
+      id = it->second;
+    } else {
+      return id;
+    }
+  }
 }
 
-bool invariant(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s) {
-  id = resolve(k, id, s);
+bool lane_invariant(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s, Over over,
+                    const PartLets* lets) {
+  id = resolve_remat(k, id, s, lets);
   const ir::Expr& e = k.expr(id);
   switch (e.op) {
   case ir::Op::Const:
@@ -21,6 +30,11 @@ bool invariant(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s) {
   case ir::Op::GroupSize:
   case ir::Op::NumGroups:
     return true;
+  case ir::Op::GroupId:
+    return over == Over::Row;
+  case ir::Op::GlobalId:
+  case ir::Op::LocalId:
+    return over == Over::Row && e.imm != 0;
   case ir::Op::LocalGet:
     return s.storage[e.ref] == LocalStorage::Workgroup;
   case ir::Op::Add:
@@ -46,9 +60,6 @@ bool invariant(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s) {
     if (!ir::is_int(e.type) || !ir::is_int(k.expr(e.args[0]).type))
       return false;
     break;
-  case ir::Op::GlobalId:
-  case ir::Op::LocalId:
-  case ir::Op::GroupId:
   case ir::Op::Load:
   case ir::Op::Bitcast:
   case ir::Op::Pack:
@@ -80,12 +91,10 @@ bool invariant(const ir::Kernel& k, ir::ExprId id, const StoragePlan& s) {
     return false;
   }
   for (int i = 0; i < e.nargs; ++i)
-    if (!invariant(k, e.args[i], s))
+    if (!lane_invariant(k, e.args[i], s, over, lets))
       return false;
   return true;
 }
-
-} // namespace
 
 std::optional<LaneGuard> match_lane_guard(const ir::Kernel& k, const Part& part,
                                           const StoragePlan& s, bool flat) {
@@ -103,8 +112,8 @@ std::optional<LaneGuard> match_lane_guard(const ir::Kernel& k, const Part& part,
   if (c.op == ir::Op::Eq && !flat && k.expr(c.args[0]).type == ir::ScalarType::U32) {
     // local_id(0) == 0, either way round
     for (int side = 0; side < 2; ++side) {
-      const ir::Expr& lane = k.expr(resolve(k, c.args[side], s));
-      const ir::Expr& zero = k.expr(resolve(k, c.args[1 - side], s));
+      const ir::Expr& lane = k.expr(resolve_remat(k, c.args[side], s));
+      const ir::Expr& zero = k.expr(resolve_remat(k, c.args[1 - side], s));
       if (lane.op == ir::Op::LocalId && lane.imm == 0 && zero.op == ir::Op::Const && zero.imm == 0)
         return LaneGuard{&branch, ir::kNone, false, true};
     }
@@ -112,11 +121,11 @@ std::optional<LaneGuard> match_lane_guard(const ir::Kernel& k, const Part& part,
   }
   if (c.op != ir::Op::Lt || k.expr(c.args[0]).type != ir::ScalarType::U32)
     return std::nullopt;
-  const ir::Expr& lane = k.expr(resolve(k, c.args[0], s));
+  const ir::Expr& lane = k.expr(resolve_remat(k, c.args[0], s));
   ir::Op coordinate = flat ? ir::Op::GlobalId : ir::Op::LocalId;
   if (lane.op != coordinate || lane.imm != 0)
     return std::nullopt;
-  if (!invariant(k, c.args[1], s))
+  if (!lane_invariant(k, c.args[1], s, Over::Workgroup))
     return std::nullopt;
   return LaneGuard{&branch, c.args[1], flat};
 }

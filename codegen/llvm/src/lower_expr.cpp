@@ -30,6 +30,9 @@ Val Lowering::expr_uncached(ir::ExprId id) {
     case ir::Op::LocalGet:
       if (plan_.storage.storage[e.ref] == LocalStorage::Remat)
         return expr(plan_.storage.remat[e.ref]);
+      if (edge_lets_)
+        if (auto it = edge_lets_->find(e.ref); it != edge_lets_->end())
+          return expr(it->second); // the edge test, before the let has run (edge_guard.hpp)
       return {b_.CreateLoad(value_type(e.type), local_ptr(e.ref), k_.locals[e.ref].name),
               plan_.local_nan[e.ref]};
     case ir::Op::ParamGet:

@@ -77,6 +77,22 @@ void Lowering::emit_lanes(const Part& part, bool last) {
       return;
     }
   }
+  // The statements of one lane: the guard's body, or the part. Returns whether control reaches
+  // the end of the part.
+  auto lane_code = [&] {
+    lane_part_->done = block("lane.done");
+    bool reaches = true;
+    if (guard) {
+      reaches = lane_block(guard->branch->body);
+    } else {
+      for (const ir::Stmt* s : part.stmts)
+        if (!(reaches = lane_stmt(*s)))
+          break;
+    }
+    if (reaches && !b_.GetInsertBlock()->getTerminator())
+      b_.CreateBr(lane_part_->done);
+    b_.SetInsertPoint(lane_part_->done);
+  };
   if (plan_.flat) {
     // t = group_x * X + lane over the row; global_id(0) is t modulo 2^32, as the u32
     // arithmetic group_x * X + lane would give.
@@ -88,34 +104,66 @@ void Lowering::emit_lanes(const Part& part, bool last) {
     flat_gid0_ = b_.CreateTrunc(t, b_.getInt32Ty(), "gid0");
     flat_group_x_ = b_.CreateTrunc(gx, b_.getInt32Ty());
     group_linear_ = b_.CreateAdd(flat_row_group_, b_.CreateSub(gx, flat_row_gx_));
+    lane_code();
+    close(0, t_end, lane_loop_metadata(part));
   } else {
     if (k_.workgroup[2] > 1)
       ids[2] = open(2, i32(0), "lane.z");
     if (k_.workgroup[1] > 1)
       ids[1] = open(1, i32(0), "lane.y");
-    ids[0] = open(0, i32(0), "lane.x");
-    lid_ = ids;
-    lane_ =
-        b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(ids[2], i32(k_.workgroup[1])), ids[1]),
-                                  i32(k_.workgroup[0])),
-                     ids[0], "lane");
-  }
-  lane_part_->done = block("lane.done");
-  bool reaches = true;
-  if (guard) {
-    reaches = lane_block(guard->branch->body);
-  } else {
-    for (const ir::Stmt* s : part.stmts)
-      if (!(reaches = lane_stmt(*s)))
-        break;
-  }
-  if (reaches && !b_.GetInsertBlock()->getTerminator())
-    b_.CreateBr(lane_part_->done);
-  b_.SetInsertPoint(lane_part_->done);
-  if (plan_.flat) {
-    close(0, t_end, lane_loop_metadata(part));
-  } else {
-    close(0, x_end, lane_loop_metadata(part));
+    auto at_x = [&](::llvm::Value* x) {
+      ids[0] = x;
+      lid_ = ids;
+      lane_ = b_.CreateAdd(
+          b_.CreateMul(b_.CreateAdd(b_.CreateMul(ids[2], i32(k_.workgroup[1])), ids[1]),
+                       i32(k_.workgroup[0])),
+          ids[0], "lane");
+    };
+    auto x_loop = [&] {
+      at_x(open(0, i32(0), "lane.x"));
+      lane_code();
+      close(0, x_end, lane_loop_metadata(part));
+    };
+    std::optional<EdgeGuards> edges;
+    if (!guard)
+      edges = match_edge_guards(k_, part, plan_.storage);
+    if (edges) {
+      // Two versions of the row (edge_guard.hpp): the guards taken as true when the test proves
+      // every lane of the row takes them, else the general code.
+      ::llvm::Value* all = b_.getTrue();
+      std::vector<::llvm::Value*> first;
+      edge_lets_ = &edges->lets;
+      for (uint32_t x : {0u, k_.workgroup[0] - 1}) {
+        at_x(i32(x));
+        begin_statement();
+        for (const ir::Stmt* s : edges->ifs)
+          all = b_.CreateAnd(all, bool_condition(s->a));
+        for (size_t i = 0; i < edges->lane_operands.size(); ++i) {
+          ::llvm::Value* v = expr(edges->lane_operands[i]).v;
+          if (first.size() < edges->lane_operands.size())
+            first.push_back(v);
+          else
+            all = b_.CreateAnd(all, b_.CreateICmpUGE(v, first[i]));
+        }
+      }
+      edge_lets_ = nullptr;
+      begin_statement();
+      ::llvm::BasicBlock* fast = block("edge.inside");
+      ::llvm::BasicBlock* general = block("edge.general");
+      ::llvm::BasicBlock* join = block("edge.join");
+      b_.CreateCondBr(all, fast, general);
+      b_.SetInsertPoint(fast);
+      assumed_true_.insert(edges->ifs.begin(), edges->ifs.end());
+      x_loop();
+      assumed_true_.clear();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(general);
+      x_loop();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+    } else {
+      x_loop();
+    }
     if (k_.workgroup[1] > 1)
       close(1, i32(k_.workgroup[1]), nullptr);
     if (k_.workgroup[2] > 1)

@@ -110,10 +110,18 @@ void Lowering::lane_escape(ir::StmtKind kind) {
 }
 
 void Lowering::lane_if(const ir::Stmt& s) {
-  ::llvm::Value* c = bool_condition(s.a);
   ::llvm::BasicBlock* then_bb = block("if.then");
-  ::llvm::BasicBlock* else_bb = block("if.else");
   ::llvm::BasicBlock* merge = block("if.end");
+  if (assumed_true_.count(&s)) {
+    b_.CreateBr(then_bb); // an edge guard every lane of the row takes (edge_guard.hpp)
+    b_.SetInsertPoint(then_bb);
+    if (lane_block(s.body))
+      b_.CreateBr(merge);
+    b_.SetInsertPoint(merge);
+    return;
+  }
+  ::llvm::Value* c = bool_condition(s.a);
+  ::llvm::BasicBlock* else_bb = block("if.else");
   b_.CreateCondBr(c, then_bb, else_bb);
   b_.SetInsertPoint(then_bb);
   if (lane_block(s.body))

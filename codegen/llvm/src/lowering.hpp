@@ -2,6 +2,7 @@
 // The state of one kernel's lowering, shared by the lower_*.cpp files: each file implements one
 // concern (kernel structure, statements, expressions, floats, conversions, memory, integers).
 
+#include "edge_guard.hpp"
 #include "halfway/codegen/llvm/lower.hpp"
 #include "halfway/ir/analysis/uniformity.hpp"
 #include "halfway/numerics/math.hpp"
@@ -17,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace halfway::codegen::llvm::detail {
@@ -280,6 +282,11 @@ private:
   // f16 results (instructions) whose value widened to f32 is already computed, bit for bit the
   // same as their fpext: to_compute returns it instead of converting again (min_max).
   ::llvm::ValueMap<const ::llvm::Value*, ::llvm::WeakVH> widened_;
+  // Edge guards the x loop being generated takes as true (edge_guard.hpp): lane_if emits their
+  // bodies only.
+  std::unordered_set<const ir::Stmt*> assumed_true_;
+  // While the edge test is generated: the part's lets it recomputes.
+  const PartLets* edge_lets_ = nullptr;
   // A let or assignment of a local no one observes loads volatile (LoweringPlan::observable).
   bool probe_loads_ = false;
 };
