@@ -364,8 +364,10 @@ TEST(CpuSemantics, UnpackAndWiden) {
       ir::ExprId u = m.node(Op::Unpack, t, {m.inputs[0]}, lane);
       m.k.exprs[u].aux = t;
       auto k = m.finish(m.convert(ScalarType::F32, u));
-      expect_matches(k, {values(ScalarType::U32, kCount, 20 + lane)},
-                     "unpack " + std::string(ir::name(t)));
+      rt::HostBuffer words = values(ScalarType::U32, kCount, 20 + lane);
+      for (uint32_t code = 0; code < 256; ++code) // every fp8 code in every byte, in vector runs
+        words.set_bits(code, code * 0x01010101u);
+      expect_matches(k, {std::move(words)}, "unpack " + std::string(ir::name(t)));
     }
   }
 }
