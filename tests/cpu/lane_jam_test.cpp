@@ -6,6 +6,7 @@
 #include "halfway/numerics/math.hpp"
 #include "halfway/policy/registry.hpp"
 #include "halfway/runtime/cpu/device.hpp"
+#include "halfway/text/parse.hpp"
 #include "harness.hpp"
 #include "reduce_sum.hpp" // reduce_chunks, the benchmark that motivated the interleaving
 #include "tie_inputs.hpp"
@@ -327,6 +328,59 @@ TEST(CpuLaneJam, LockstepLoopsWithStoresAndExpMatchTheInterpreter) {
         auto y = contents<float>(got.buffer(kk, "y"));
         EXPECT_EQ(y[2], 5e-41f);
         EXPECT_EQ(y[cs.n + 2], 5e-41f);
+      }
+    }
+}
+
+// Workgroups of several rows: `factor` rows of lanes run one loop in step while the x loop stays
+// the vectorised one (JamPlan::rows). Loops with constant bounds (unrolled whole), parameter
+// bounds, and a start per row (each row then finishes alone), under a uniform if, in 2-D and 3-D
+// workgroups whose rows are a multiple of 4, of 2, or odd (no jam); sums whose order would show.
+TEST(CpuLaneJam, RowsInStepMatchTheInterpreter) {
+  const char* loops[] = {
+      "for j: u32 = 0:u32 to 16:u32 step 1:u32",
+      "for j: u32 = 0:u32 to n step 1:u32",
+      "for j: u32 = local_id(1) to n step 3:u32",
+  };
+  const uint32_t shapes[][3] = {{8, 4, 2}, {16, 2, 1}, {8, 3, 1}, {4, 8, 1}};
+  policy::Registry registry;
+  rt::CpuDevice cpu(&registry);
+  for (const char* loop : loops)
+    for (const auto& wg : shapes) {
+      const std::string text = "kernel rows workgroup(" + std::to_string(wg[0]) + ", " +
+                               std::to_string(wg[1]) + ", " + std::to_string(wg[2]) + R"() {
+  param x: buffer<f32, read>;
+  param y: buffer<f32, write>;
+  param n: u32;
+  param w: u32;
+  let gx: u32 = global_id(0);
+  let r: u32 = add(mul(global_id(2), 64:u32), global_id(1));
+  let acc: f32 = 0.0:f32;
+  let t: f32 = x[gx];
+  if lt(n, 1000:u32) {
+    )" + loop + R"( {
+      let v: f32 = x[add(mul(r, w), add(j, gx))];
+      acc = add(acc, mul(v, x[add(j, gx)]));
+    }
+  }
+  y[add(mul(r, w), gx)] = add(acc, t);
+}
+)";
+      SCOPED_TRACE(text);
+      const auto k = std::move(text::parse_verified(text, "rows.hk").at(0));
+      const uint32_t groups[3] = {2, 2, 2};
+      const uint32_t lanes_x = wg[0] * groups[0];
+      const uint32_t rows = 64 * (wg[2] * groups[2] - 1) + wg[1] * groups[1];
+      for (uint32_t n : {16u, 21u}) {
+        const uint32_t w = lanes_x + 16 + n;
+        Launch in(k.kernel());
+        in.buffer(k.kernel(), "x") =
+            make_buffer(ScalarType::F32, values(size_t{rows} * w + w, 60 + n));
+        in.buffer(k.kernel(), "y") = rt::HostBuffer(ScalarType::F32, size_t{rows} * w);
+        in.set_scalar(k.kernel(), "n", n);
+        in.set_scalar(k.kernel(), "w", w);
+        in.grid = rt::Grid{{groups[0], groups[1], groups[2]}};
+        expect_same_as_interpreter(k, in, &cpu);
       }
     }
 }

@@ -149,4 +149,45 @@ TEST(CpuPrecision, RelaxedAccumulationWithinBound) {
   RecordProperty("rows_that_differ", static_cast<int>(differ));
 }
 
+// The same bound on matmul_tiled's 2-D workgroups, whose rows of lanes run their tile loop in step
+// with the products contracted (lower_lanes.cpp, JamPlan::rows): every element of C within
+// gamma_k * sum |a b| of the interpreter's strict one, at a size whose edges fall inside tiles.
+TEST(CpuPrecision, RelaxedMatmulWithinBound) {
+  policy::Registry registry;
+  ASSERT_TRUE(registry.accept_relaxed_accumulation(policy::Scope::all_kernels(), "matmul"));
+  rt::CpuDevice cpu(&registry);
+  ir::VerifiedKernel k = examples::matmul_tiled();
+  const uint32_t m = 37, n = 45, kk = 70;
+  std::vector<float> a(size_t{m} * kk), b(size_t{kk} * n);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = std::cos(0.11f * static_cast<float>(i)) * 2;
+  Launch in(k.kernel(), rt::Grid{{(n + 15) / 16, (m + 15) / 16, 1}});
+  in.buffer(k.kernel(), "a") = make_buffer(ir::ScalarType::F32, a);
+  in.buffer(k.kernel(), "b") = make_buffer(ir::ScalarType::F32, b);
+  in.buffer(k.kernel(), "c") = rt::HostBuffer(ir::ScalarType::F32, size_t{m} * n);
+  in.set_scalar(k.kernel(), "m", m);
+  in.set_scalar(k.kernel(), "n", n);
+  in.set_scalar(k.kernel(), "k", kk);
+  Launch strict = run_interp(k, in);
+  Launch relaxed = run_device(cpu, k, in);
+  std::vector<float> cs = contents<float>(strict.buffer(k.kernel(), "c"));
+  std::vector<float> cr = contents<float>(relaxed.buffer(k.kernel(), "c"));
+  size_t differ = 0;
+  for (uint32_t i = 0; i < m; ++i)
+    for (uint32_t j = 0; j < n; ++j) {
+      double sum_abs = 0;
+      for (uint32_t t = 0; t < kk; ++t)
+        sum_abs += std::fabs(static_cast<double>(a[size_t{i} * kk + t]) * b[size_t{t} * n + j]);
+      const double gamma = 2.0 * kk * std::ldexp(1.0, -24);
+      const size_t e = size_t{i} * n + j;
+      EXPECT_LE(std::fabs(static_cast<double>(cs[e]) - cr[e]), gamma * sum_abs) << i << "," << j;
+      differ += cs[e] != cr[e];
+    }
+  // The contracted products do change some sums: the relaxed code is the one that ran.
+  EXPECT_GT(differ, 0u);
+  RecordProperty("elements_that_differ", static_cast<int>(differ));
+}
+
 } // namespace

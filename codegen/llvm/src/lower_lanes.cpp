@@ -199,13 +199,25 @@ void Lowering::emit_lanes(const Part& part, bool last) {
 // otherwise (a split-k loop `for j = lid to n step 64`) each lane has its own, the lanes run in
 // step while every lane's condition holds, and then each lane finishes its own iterations alone.
 // Relaxed accumulations are left alone: the vectoriser already widens their loop, and its shape
-// decides their rounding.
+// decides their rounding. With several rows of lanes (2-D and 3-D workgroups) the lanes in step
+// are consecutive rows at one x, and the x loop, stepping by 1, stays the vectorised one; there a
+// relaxed accumulation may run in step too.
 Lowering::JamPlan Lowering::plan_jam(const Part& part) {
   JamPlan none;
-  if (options_.records_errors() || k_.workgroup[1] != 1 || k_.workgroup[2] != 1)
+  if (options_.records_errors())
     return none;
   unsigned x = k_.workgroup[0];
-  unsigned factor = x % 8 == 0 ? 8 : x % 4 == 0 ? 4 : x % 2 == 0 ? 2 : 1;
+  // Rows: with more than one row of lanes, `factor` consecutive rows run in step, and the x loop
+  // keeps step 1 for the vectoriser.
+  const bool rows = k_.workgroup[1] > 1 || k_.workgroup[2] > 1;
+  const unsigned across = rows ? k_.workgroup[1] : x;
+  unsigned factor = rows ? (across % 4 == 0   ? 4
+                            : across % 2 == 0 ? 2
+                                              : 1)
+                         : (across % 8 == 0   ? 8
+                            : across % 4 == 0 ? 4
+                            : across % 2 == 0 ? 2
+                                              : 1);
   if (factor == 1)
     return none;
   auto local_ok = [&](uint32_t l) {
@@ -239,6 +251,7 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
   };
   JamPlan jam;
   jam.factor = factor;
+  jam.rows = rows;
   const ir::Stmt* holder = nullptr;
   for (const ir::Stmt* s : part.stmts) {
     if (!holder && (s->kind == ir::StmtKind::For || s->kind == ir::StmtKind::If)) {
@@ -299,10 +312,11 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
   }
   const bool uniform_rest = uniform_expr(jam.loop->b, 0) && uniform_expr(jam.loop->c, 0);
   jam.shared_var = uniform_expr(jam.loop->a, 0) && uniform_rest;
-  jam.lockstep = uniform_rest && starts_at_lane(jam.loop->a, 0) && x % 16 == 0;
-  // A relaxed accumulation in step: only in lockstep, where lanes are the vectorised dimension
-  // (elsewhere the vectoriser widens the loop itself, and its shape decides the rounding).
-  if (accumulates && !jam.lockstep)
+  jam.lockstep = !rows && uniform_rest && starts_at_lane(jam.loop->a, 0) && x % 16 == 0;
+  // A relaxed accumulation in step: only where lanes are the vectorised dimension, in lockstep
+  // and across rows (elsewhere the vectoriser widens the loop itself, and its shape decides the
+  // rounding).
+  if (accumulates && !jam.lockstep && !rows)
     return none;
   // Stores and ifs in the loop: only in lockstep. It runs iteration i of every lane before
   // iteration i + 1 of any while all lanes go on, as the interpreter does, and then lane after
@@ -453,18 +467,53 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
         slots[k][l] = entry_alloca(value_type(k_.locals[l].type), k_.locals[l].name.c_str());
   std::vector<::llvm::Value*> saved = local_slot_;
 
+  // Across rows: z and y loops around the x loop, y stepping by `factor`.
+  struct Outer {
+    ::llvm::PHINode* index;
+    ::llvm::BasicBlock* header;
+    unsigned step, end;
+  };
+  std::vector<Outer> outer;
+  auto open = [&](const char* name, unsigned step, unsigned end) {
+    ::llvm::BasicBlock* from = b_.GetInsertBlock();
+    ::llvm::BasicBlock* h = block(name);
+    b_.CreateBr(h);
+    b_.SetInsertPoint(h);
+    ::llvm::PHINode* phi = b_.CreatePHI(b_.getInt32Ty(), 2, name + 5);
+    phi->addIncoming(i32(0), from);
+    outer.push_back({phi, h, step, end});
+    return phi;
+  };
+  ::llvm::Value* z = i32(0);
+  ::llvm::Value* y0 = i32(0);
+  if (jam.rows) {
+    if (k_.workgroup[2] > 1)
+      z = open("lane.z", 1, k_.workgroup[2]);
+    y0 = open("lane.y", factor, k_.workgroup[1]);
+  }
   ::llvm::BasicBlock* pre = b_.GetInsertBlock();
   ::llvm::BasicBlock* header = block("lane.x");
   b_.CreateBr(header);
   b_.SetInsertPoint(header);
   ::llvm::PHINode* first = b_.CreatePHI(b_.getInt32Ty(), 2, "x");
   first->addIncoming(i32(0), pre);
+  std::vector<std::array<::llvm::Value*, 3>> ids(factor);
   std::vector<::llvm::Value*> lanes(factor);
-  for (unsigned k = 0; k < factor; ++k)
-    lanes[k] = k == 0 ? first : b_.CreateAdd(first, i32(k), "lane");
+  for (unsigned k = 0; k < factor; ++k) {
+    if (jam.rows) {
+      ids[k] = {first, k == 0 ? y0 : b_.CreateAdd(y0, i32(k)), z};
+      lanes[k] =
+          b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(z, i32(k_.workgroup[1])), ids[k][1]),
+                                    i32(k_.workgroup[0])),
+                       first, "lane");
+    } else {
+      lanes[k] = k == 0 ? first : b_.CreateAdd(first, i32(k), "lane");
+      ids[k] = {lanes[k], i32(0), i32(0)};
+    }
+  }
   auto enter = [&](unsigned k) {
     lane_ = lanes[k];
-    lid_ = {lanes[k], i32(0), i32(0)};
+    lid_ = ids[k];
     local_slot_ = slots[k];
   };
   auto each_lane = [&](const std::vector<const ir::Stmt*>& stmts) {
@@ -520,14 +569,21 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   }
   b_.CreateBr(step);
   b_.SetInsertPoint(step);
-  poll_cancel();
+  if (!bounded_without_poll(k_, *loop))
+    poll_cancel();
   for (unsigned k = 0; k < vars; ++k) {
     enter(k);
     begin_statement();
     ::llvm::Value* cur = b_.CreateLoad(ty, local_ptr(loop->local));
     b_.CreateStore(b_.CreateAdd(cur, expr(loop->c).v), local_ptr(loop->local));
   }
-  b_.CreateBr(for_header);
+  auto* back = b_.CreateBr(for_header);
+  // Across rows the x loop is the one to vectorise, which LLVM does to innermost loops only: a
+  // short loop with constant bounds (matmul_tiled's 16 steps through its tiles) is unrolled
+  // whole first, as LLVM does by itself for one row's body but not for `factor` rows'.
+  if (jam.rows && jam.shared_var)
+    if (auto trips = constant_trips(k_, *loop); trips && *trips * factor <= 128)
+      back->setMetadata(::llvm::LLVMContext::MD_loop, unroll_full());
   b_.SetInsertPoint(exit);
   // Lanes with iterations left finish them alone, each in its own order.
   if (!jam.shared_var)
@@ -544,12 +600,19 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   b_.CreateBr(lane_part_->done);
   b_.SetInsertPoint(lane_part_->done);
   local_slot_ = saved;
-  ::llvm::Value* next = b_.CreateAdd(first, i32(factor));
+  ::llvm::Value* next = b_.CreateAdd(first, i32(jam.rows ? 1 : factor));
   first->addIncoming(next, b_.GetInsertBlock());
   ::llvm::BasicBlock* done = block("lanes.exit");
   auto* br = b_.CreateCondBr(b_.CreateICmpULT(next, i32(k_.workgroup[0])), header, done);
-  br->setMetadata(::llvm::LLVMContext::MD_loop, lane_loop_metadata(part));
+  br->setMetadata(::llvm::LLVMContext::MD_loop, lane_loop_metadata(part, false, jam.rows ? 2 : 0));
   b_.SetInsertPoint(done);
+  for (auto o = outer.rbegin(); o != outer.rend(); ++o) {
+    ::llvm::Value* n = b_.CreateAdd(o->index, i32(o->step));
+    o->index->addIncoming(n, b_.GetInsertBlock());
+    ::llvm::BasicBlock* exit = block("lanes.exit");
+    b_.CreateCondBr(b_.CreateICmpULT(n, i32(o->end)), o->header, exit);
+    b_.SetInsertPoint(exit);
+  }
 }
 
 // Lanes in lockstep: the split-k shape `for j = lid + u to n step s` (u, n, s uniform) runs as
@@ -695,6 +758,14 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
 // Metadata that keeps LLVM from unrolling a loop of the kernel's structure (the loop over
 // workgroups, loops containing barriers): each iteration holds whole lane loops, so unrolling
 // only multiplies code (and compile time).
+::llvm::MDNode* Lowering::unroll_full() {
+  ::llvm::Metadata* ops[] = {
+      nullptr, ::llvm::MDNode::get(ctx_, {::llvm::MDString::get(ctx_, "llvm.loop.unroll.full")})};
+  ::llvm::MDNode* md = ::llvm::MDNode::getDistinct(ctx_, ops);
+  md->replaceOperandWith(0, md);
+  return md;
+}
+
 ::llvm::MDNode* Lowering::no_unroll() {
   ::llvm::Metadata* ops[] = {
       nullptr,
@@ -756,7 +827,7 @@ static bool divides_under_control(const ir::Kernel& k, const Part& part,
 // 7.1 ms vectorised on a Zen AVX2 host (bench/fusion, 1x320x64x64). Lockstep bodies that
 // accumulate (the GEMVs) keep the cost model's choice: forced, the relaxed GEMV ran 10.7 ms
 // instead of 6.0 on that host.
-::llvm::MDNode* Lowering::lane_loop_metadata(const Part& part, bool widen) {
+::llvm::MDNode* Lowering::lane_loop_metadata(const Part& part, bool widen, unsigned interleave) {
   std::vector<::llvm::Metadata*> ops = {nullptr};
   auto add = [&](const char* name, ::llvm::Constant* value) {
     ::llvm::Metadata* pair[] = {::llvm::MDString::get(ctx_, name),
@@ -779,6 +850,8 @@ static bool divides_under_control(const ir::Kernel& k, const Part& part,
   } else if (widen && !options_.records_errors()) {
     add("llvm.loop.vectorize.enable", b_.getTrue());
   }
+  if (interleave)
+    add("llvm.loop.interleave.count", b_.getInt32(interleave));
   ::llvm::MDNode* md = ::llvm::MDNode::getDistinct(ctx_, ops);
   md->replaceOperandWith(0, md);
   return md;

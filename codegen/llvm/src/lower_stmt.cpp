@@ -167,6 +167,23 @@ std::optional<int64_t> integer_constant(const ir::Kernel& k, ir::ExprId id) {
   return t.is_signed ? ir::sign_extend(e.imm, t.bits) : static_cast<int64_t>(e.imm);
 }
 
+} // namespace
+
+std::optional<uint64_t> constant_trips(const ir::Kernel& k, const ir::Stmt& s) {
+  const ir::TypeInfo& t = ir::info(k.locals[s.local].type);
+  if (t.is_float || t.bits > 32) // the bounds and step have the variable's type
+    return std::nullopt;
+  const std::optional<int64_t> a = integer_constant(k, s.a), b = integer_constant(k, s.b),
+                               c = integer_constant(k, s.c);
+  if (!a || !b || !c || *c <= 0)
+    return std::nullopt;
+  // 32 bits or fewer: these sums are exact in 64.
+  const int64_t max = t.is_signed ? (int64_t{1} << (t.bits - 1)) - 1 : (int64_t{1} << t.bits) - 1;
+  if (*b + *c - 1 > max) // the last increment, from below b, would wrap
+    return std::nullopt;
+  return *b > *a ? static_cast<uint64_t>((*b - *a + *c - 1) / *c) : 0;
+}
+
 // A for loop that needs no cancel poll of its own: constant start, end and step, at most
 // kUnpolledTrips iterations, an increment that cannot wrap, and a body with no loop and no write
 // to the variable. The code around it polls (its enclosing loop, the lane loop), so a launch is
@@ -174,18 +191,8 @@ std::optional<int64_t> integer_constant(const ir::Kernel& k, ir::ExprId id) {
 // vectoriser off the loop (attention's loops over its 64-wide rows under the CLI, which always
 // runs cancellable launches).
 bool bounded_without_poll(const ir::Kernel& k, const ir::Stmt& s) {
-  const ir::TypeInfo& t = ir::info(k.locals[s.local].type);
-  if (t.is_float || t.bits > 32) // the bounds and step have the variable's type
-    return false;
-  const std::optional<int64_t> a = integer_constant(k, s.a), b = integer_constant(k, s.b),
-                               c = integer_constant(k, s.c);
-  if (!a || !b || !c || *c <= 0)
-    return false;
-  // 32 bits or fewer: these sums are exact in 64.
-  const int64_t max = t.is_signed ? (int64_t{1} << (t.bits - 1)) - 1 : (int64_t{1} << t.bits) - 1;
-  if (*b + *c - 1 > max) // the last increment, from below b, would wrap
-    return false;
-  if (*b > *a && static_cast<uint64_t>((*b - *a + *c - 1) / *c) > kUnpolledTrips)
+  const std::optional<uint64_t> trips = constant_trips(k, s);
+  if (!trips || *trips > kUnpolledTrips)
     return false;
   bool simple = true;
   ir::for_each_stmt(s.body, [&](const ir::Stmt& x) {
@@ -198,8 +205,6 @@ bool bounded_without_poll(const ir::Kernel& k, const ir::Stmt& s) {
   });
   return simple;
 }
-
-} // namespace
 
 void Lowering::lane_for(const ir::Stmt& s) {
   store_local(s.local, expr(s.a));

@@ -56,6 +56,7 @@ private:
     bool shared_var = false;           // bounds equal in every lane: one loop variable for all
     bool lockstep = false;             // split-k shape: one iteration of every lane at a time
     bool stores = false;               // the loop's body stores (or holds an if): an epilogue
+    bool rows = false; // 2-D or 3-D workgroups: `factor` rows of lanes in step, x loop step 1
   };
   JamPlan plan_jam(const Part& part);
   struct JamStatements {
@@ -74,8 +75,9 @@ private:
   void emit_uniform_while(const Part& part);
   void emit_uniform_for(const Part& part);
   void emit_escape_dispatch();
-  ::llvm::MDNode* lane_loop_metadata(const Part& part, bool widen = false);
+  ::llvm::MDNode* lane_loop_metadata(const Part& part, bool widen = false, unsigned interleave = 0);
   ::llvm::MDNode* no_unroll();
+  ::llvm::MDNode* unroll_full();
   void set_uniform_lane();
   void poll_cancel(); // cancellable code: at a loop's back edge
 
@@ -290,6 +292,12 @@ private:
   // A let or assignment of a local no one observes loads volatile (LoweringPlan::observable).
   bool probe_loads_ = false;
 };
+
+// The trip count of a for loop whose start, end and step are constants and whose increments
+// cannot wrap (lower_stmt.cpp); nullopt for any other loop.
+std::optional<uint64_t> constant_trips(const ir::Kernel& k, const ir::Stmt& s);
+// A for loop that needs no cancel poll of its own (lower_stmt.cpp).
+bool bounded_without_poll(const ir::Kernel& k, const ir::Stmt& s);
 
 // Escape codes in escape_slot_.
 inline constexpr uint32_t kEscapeNone = 0, kEscapeBreak = 1, kEscapeContinue = 2, kEscapeReturn = 3;
