@@ -163,29 +163,7 @@ struct Fp8Arith {
   // the canonical +-qNaN: the result is then SignedPayload without the select (e5m2, whose codes
   // are the top byte of an f16).
   bool nan_keeps_sign = false;
-  // Straight into f32 bits, when that gives the table's bits for every code (E4M3, which has no
-  // infinities and one NaN magnitude): with t = code << 24, sign and magnitude at the top,
-  // (t >>arithmetic 4) & 0x87f00000 puts the sign at bit 31 and the magnitude at bits 26..20,
-  // the value scaled by 2^-120 (bias 7 against 127; E4M3 subnormals land on f32 subnormals,
-  // exactly, and the product by 2^120 is exact). The NaN magnitude's bits are then flipped into
-  // the table's NaN (an xor with `direct_nan_xor` where the magnitude is above `nan_above`), which
-  // the product leaves unchanged. Every step is a 32-bit lane operation, two of them shifts (one
-  // for a word's top byte): the f16 route narrows each code to 16 bits for the F16C widening,
-  // which the vectoriser runs 4 lanes wide on AVX2, and selecting the NaN took a compare and two
-  // blends per code.
-  bool direct = false;
-  uint32_t direct_nan_xor = 0;
-  float direct_scale = 1.0f;
 };
-
-// The direct formula (Fp8Arith::direct) in scalar code, checked against the table.
-uint32_t direct_bits(uint32_t code, uint32_t nan_above, uint32_t nan_xor, float scale) {
-  const auto t = static_cast<int32_t>(code << 24);
-  uint32_t f = static_cast<uint32_t>(t >> 4) & 0x87f00000u;
-  if ((f & 0x7fffffffu) > (nan_above << 20))
-    f ^= nan_xor;
-  return std::bit_cast<uint32_t>(std::bit_cast<float>(f) * scale);
-}
 
 uint32_t table_f32(ir::ScalarType t, uint8_t code) {
   return t == ir::ScalarType::E4M3 ? num::e4m3_to_f32(code) : num::e5m2_to_f32(code);
@@ -221,14 +199,6 @@ Fp8Arith fp8_arith(ir::ScalarType t) {
     const float widened = std::bit_cast<float>(num::f16_to_f32(h)) * a.scale;
     a.nan_from_half = a.nan_from_half && std::bit_cast<uint32_t>(widened) == a.nan[sign];
   }
-  if (t == ir::ScalarType::E4M3 && (a.nan[1] ^ a.nan[0]) == 0x80000000u) {
-    a.direct = true;
-    a.direct_nan_xor = (0x7fu << 20) ^ (a.nan[0] & 0x7fffffffu);
-    a.direct_scale = 0x1p120f;
-    for (uint32_t code = 0; code < 256 && a.direct; ++code)
-      a.direct = direct_bits(code, a.nan_above, a.direct_nan_xor, a.direct_scale) ==
-                 table_f32(t, static_cast<uint8_t>(code));
-  }
   a.nan_keeps_sign = a.nan[0] == 0x7fc00000u && a.nan[1] == 0xffc00000u;
   for (uint32_t code = 0; code < 256; ++code) {
     const uint32_t mag = code & 0x7f, sign = code >> 7;
@@ -256,15 +226,6 @@ bool fp8_widening_keeps_nan_sign(ir::ScalarType t) {
 
 ::llvm::Value* Lowering::fp8_to_f32(::llvm::Value* bits, ir::ScalarType t, bool signed_payload) {
   const Fp8Arith& a = arith_of(t);
-  if (a.valid && a.direct) {
-    ::llvm::Value* top = b_.CreateShl(b_.CreateZExt(bits, b_.getInt32Ty()), 24);
-    ::llvm::Value* f = b_.CreateAnd(b_.CreateAShr(top, 4), i32(0x87f00000u));
-    ::llvm::Value* is_nan =
-        b_.CreateICmpUGT(b_.CreateAnd(f, i32(0x7fffffffu)), i32(a.nan_above << 20));
-    f = b_.CreateXor(f, b_.CreateSelect(is_nan, i32(a.direct_nan_xor), i32(0)));
-    return b_.CreateFMul(b_.CreateBitCast(f, b_.getFloatTy()),
-                         ::llvm::ConstantFP::get(b_.getFloatTy(), a.direct_scale));
-  }
   if (a.valid) {
     // LLVM's cost model widens the f16 -> f32 conversion 4 wide: the lane loop gets the f16 hint.
     note_narrows_f16(false);
