@@ -10,8 +10,10 @@
 // that claims bit-comparability (strict C++ in the kernel's order, GLSL with `precise`) and
 // differs is reported on stderr and makes the exit status 1. false: the baseline computes
 // differently (glibc's expf, OpenBLAS's FMA order, contraction), with the count of "differing"
-// elements. null: the baseline is another kernel (the *_vs_f32 cases). README.md lists the cases,
-// their sizes and the baselines.
+// elements. null: the baseline is another kernel (the *_vs_f32 cases). On vulkan each GLSL case
+// adds a line with "metric": "checks_ms": the same halfway kernel generated without checks as the
+// baseline, so its ratio (below 1) is the share of the time the checks take. README.md lists the
+// cases, their sizes and the baselines.
 //
 // usage: workloads_bench [--quick] [--threads N] [--runs R] [--interp-runs R] [--case SUBSTRING]
 //                        [--device interp|cpu|vulkan]
@@ -300,6 +302,10 @@ private:
       GlslComparison r = compare_with_glsl(*vulkan_, c, c_.runs);
       print_line(name, "ms", r.halfway_ms, r.glsl_ms, vulkan_->name(),
                  extra(size, "hand GLSL via shaderc", 0));
+      // What the checks cost (bounds checks, cancel polls, lavapipe's loop count): the same
+      // kernel generated without them, timed in the same rounds; below 1, that share of the time.
+      print_line(name, "checks_ms", r.halfway_ms, r.unchecked_ms, vulkan_->name(),
+                 extra(size, "halfway's kernel generated without checks", 0));
     } catch (const std::runtime_error& e) {
       std::fprintf(stderr, "workloads_bench: %s\n", e.what());
       ++failures_;
