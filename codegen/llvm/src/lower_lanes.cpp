@@ -1,5 +1,6 @@
 // The loops over lanes: nested x/y/z loops (or one flat loop per row of workgroups), the lane
 // guard's narrowed range, and their loop metadata.
+#include "halfway/ir/analysis/loops.hpp"
 #include "lowering.hpp"
 
 namespace halfway::codegen::llvm::detail {
@@ -569,7 +570,7 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   }
   b_.CreateBr(step);
   b_.SetInsertPoint(step);
-  if (!bounded_without_poll(k_, *loop))
+  if (!ir::bounded_without_poll(k_, *loop))
     poll_cancel();
   for (unsigned k = 0; k < vars; ++k) {
     enter(k);
@@ -582,7 +583,7 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   // short loop with constant bounds (matmul_tiled's 16 steps through its tiles) is unrolled
   // whole first, as LLVM does by itself for one row's body but not for `factor` rows'.
   if (jam.rows && jam.shared_var)
-    if (auto trips = constant_trips(k_, *loop); trips && *trips * factor <= 128)
+    if (auto trips = ir::constant_trips(k_, *loop); trips && *trips * factor <= 128)
       back->setMetadata(::llvm::LLVMContext::MD_loop, unroll_full());
   b_.SetInsertPoint(exit);
   // Lanes with iterations left finish them alone, each in its own order.

@@ -1,4 +1,5 @@
 // Statements inside a Lanes part: ordinary scalar code for one lane, divergence included.
+#include "halfway/ir/analysis/loops.hpp"
 #include "halfway/ir/bits.hpp"
 #include "lowering.hpp"
 
@@ -153,59 +154,6 @@ void Lowering::lane_while(const ir::Stmt& s) {
   b_.SetInsertPoint(exit);
 }
 
-namespace {
-
-// The most iterations a for loop may run without a cancel poll of its own.
-constexpr uint64_t kUnpolledTrips = 4096;
-
-// A constant of an integer type of at most 32 bits as a signed 64-bit value (exact).
-std::optional<int64_t> integer_constant(const ir::Kernel& k, ir::ExprId id) {
-  const ir::Expr& e = k.expr(id);
-  if (e.op != ir::Op::Const)
-    return std::nullopt;
-  const ir::TypeInfo& t = ir::info(e.type);
-  return t.is_signed ? ir::sign_extend(e.imm, t.bits) : static_cast<int64_t>(e.imm);
-}
-
-} // namespace
-
-std::optional<uint64_t> constant_trips(const ir::Kernel& k, const ir::Stmt& s) {
-  const ir::TypeInfo& t = ir::info(k.locals[s.local].type);
-  if (t.is_float || t.bits > 32) // the bounds and step have the variable's type
-    return std::nullopt;
-  const std::optional<int64_t> a = integer_constant(k, s.a), b = integer_constant(k, s.b),
-                               c = integer_constant(k, s.c);
-  if (!a || !b || !c || *c <= 0)
-    return std::nullopt;
-  // 32 bits or fewer: these sums are exact in 64.
-  const int64_t max = t.is_signed ? (int64_t{1} << (t.bits - 1)) - 1 : (int64_t{1} << t.bits) - 1;
-  if (*b + *c - 1 > max) // the last increment, from below b, would wrap
-    return std::nullopt;
-  return *b > *a ? static_cast<uint64_t>((*b - *a + *c - 1) / *c) : 0;
-}
-
-// A for loop that needs no cancel poll of its own: constant start, end and step, at most
-// kUnpolledTrips iterations, an increment that cannot wrap, and a body with no loop and no write
-// to the variable. The code around it polls (its enclosing loop, the lane loop), so a launch is
-// still cancelled within a bounded time; and a poll per iteration, a volatile load, would keep the
-// vectoriser off the loop (attention's loops over its 64-wide rows under the CLI, which always
-// runs cancellable launches).
-bool bounded_without_poll(const ir::Kernel& k, const ir::Stmt& s) {
-  const std::optional<uint64_t> trips = constant_trips(k, s);
-  if (!trips || *trips > kUnpolledTrips)
-    return false;
-  bool simple = true;
-  ir::for_each_stmt(s.body, [&](const ir::Stmt& x) {
-    if (x.kind == ir::StmtKind::For || x.kind == ir::StmtKind::While)
-      simple = false;
-    if ((x.kind == ir::StmtKind::Let || x.kind == ir::StmtKind::Assign ||
-         x.kind == ir::StmtKind::Atomic) &&
-        x.local == s.local)
-      simple = false;
-  });
-  return simple;
-}
-
 void Lowering::lane_for(const ir::Stmt& s) {
   store_local(s.local, expr(s.a));
   lane_for_rest(s);
@@ -231,7 +179,7 @@ void Lowering::lane_for_rest(const ir::Stmt& s) {
     b_.CreateBr(step);
   lane_loops_.pop_back();
   b_.SetInsertPoint(step);
-  if (!bounded_without_poll(k_, s))
+  if (!ir::bounded_without_poll(k_, s))
     poll_cancel();
   begin_statement();
   ::llvm::Value* cur = b_.CreateLoad(ty, local_ptr(s.local));

@@ -293,12 +293,6 @@ private:
   bool probe_loads_ = false;
 };
 
-// The trip count of a for loop whose start, end and step are constants and whose increments
-// cannot wrap (lower_stmt.cpp); nullopt for any other loop.
-std::optional<uint64_t> constant_trips(const ir::Kernel& k, const ir::Stmt& s);
-// A for loop that needs no cancel poll of its own (lower_stmt.cpp).
-bool bounded_without_poll(const ir::Kernel& k, const ir::Stmt& s);
-
 // Escape codes in escape_slot_.
 inline constexpr uint32_t kEscapeNone = 0, kEscapeBreak = 1, kEscapeContinue = 2, kEscapeReturn = 3;
 

@@ -3,6 +3,7 @@
 #include "halfway/codegen/spirv/capabilities.hpp"
 #include "halfway/codegen/spirv/fault.hpp"
 #include "halfway/ir/analysis/accumulation.hpp"
+#include "halfway/ir/analysis/loops.hpp"
 #include "halfway/ir/narrowing.hpp"
 #include "halfway/ir/printer.hpp"
 
@@ -630,9 +631,11 @@ void Emitter::stmt_loop(const ir::Stmt& s) {
     cond = get(s.a, Repr::Native);
   }
   // Every iteration polls the control buffer's cancel word: a loop the host wants to end (a
-  // timeout, an interrupt) ends, and the invocation returns right after it.
+  // timeout, an interrupt) ends, and the invocation returns right after it. A short loop with
+  // constant bounds and no loop inside (ir/analysis/loops.hpp) does not: the code around it polls
+  // (an enclosing loop, the entry), and it cannot run long.
   uint32_t cancelled = 0;
-  if (options_.checks) {
+  if (options_.checks && !(is_for && ir::bounded_without_poll(k_, s))) {
     cancelled = poll_cancel();
     cond = b_.op(O::OpLogicalAnd, t_bool(), {cond, b_.op(O::OpLogicalNot, t_bool(), {cancelled})});
   }

@@ -60,7 +60,9 @@
 //    some invocation faulted; reruns of the reporting form (Options::report_faults) find which
 //    (checks.cpp says how, and where loops make the order differ).
 //  - Every loop polls the control buffer's cancel word at its test, so the host can end a running
-//    dispatch (timeouts, interrupts) and the device stays usable; every invocation polls it on
+//    dispatch (timeouts, interrupts) and the device stays usable, except a short loop with constant
+//    bounds and no loop inside (ir/analysis/loops.hpp), which the code around it covers: a poll
+//    per iteration cost matmul_tiled a third of its time on lavapipe. Every invocation polls it on
 //    entry too, in the same test as the grid's bounds, so that a long loop-free grid ends soon.
 //    One test and one return: lavapipe runs whatever follows a return under a return mask, and
 //    a second early return cost act<f32> 40% of its time.
