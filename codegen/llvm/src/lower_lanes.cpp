@@ -78,8 +78,8 @@ void Lowering::emit_lanes(const Part& part, bool last) {
       return;
     }
   }
-  // The statements of one lane: the guard's body, or the part. Returns whether control reaches
-  // the end of the part.
+  // The statements of one lane (the guard's body, or the part), ending at the lane's `done`
+  // block, where the caller closes the lane loop.
   auto lane_code = [&] {
     lane_part_->done = block("lane.done");
     bool reaches = true;
