@@ -1,5 +1,7 @@
 #include "edge_guard.hpp"
 
+#include <algorithm>
+
 namespace halfway::codegen::llvm::detail {
 
 namespace {
@@ -69,7 +71,10 @@ void visit(const ir::Kernel& k, const ir::Stmt& st, const StoragePlan& s, EdgeGu
     // false as true and would only keep rows out of the fast version.
     if (guard_terms(k, st.a, s, out.lets, operands) && !operands.empty()) {
       out.ifs.push_back(&st);
-      out.lane_operands.insert(out.lane_operands.end(), operands.begin(), operands.end());
+      for (ir::ExprId op : operands)
+        if (std::find(out.lane_operands.begin(), out.lane_operands.end(), op) ==
+            out.lane_operands.end())
+          out.lane_operands.push_back(op);
     }
   }
   visit(k, st.body, s, out);

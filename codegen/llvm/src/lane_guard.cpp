@@ -10,12 +10,14 @@ ir::ExprId resolve_remat(const ir::Kernel& k, ir::ExprId id, const StoragePlan& 
       return id;
     if (s.storage[e.ref] == LocalStorage::Remat) {
       id = s.remat[e.ref];
-    } else if (auto it = lets ? lets->find(e.ref) : PartLets::const_iterator{};
-               lets && it != lets->end()) {
-      id = it->second;
-    } else {
-      return id;
+      continue;
     }
+    if (!lets)
+      return id;
+    auto it = lets->find(e.ref);
+    if (it == lets->end())
+      return id;
+    id = it->second;
   }
 }
 

@@ -297,7 +297,7 @@ void Lowering::emit_entry(const std::string& name, ::llvm::Function* groups) {
   gz->addIncoming(b_.CreateSelect(wrap_y, b_.CreateAdd(gz, i32(1)), gz), latch);
   g->addIncoming(g1, latch);
   b_.CreateCondBr(b_.CreateICmpULT(g1, end), header, done)
-      ->setMetadata(::llvm::LLVMContext::MD_loop, no_unroll());
+      ->setMetadata(::llvm::LLVMContext::MD_loop, loop_hint("llvm.loop.unroll.disable"));
 
   ::llvm::IRBuilder<>(alloca_block_).CreateBr(setup);
   return fn_;
@@ -376,7 +376,7 @@ void Lowering::emit_flat_groups(::llvm::Value* begin, ::llvm::Value* end, ::llvm
   gz->addIncoming(b_.CreateSelect(wrap, b_.CreateAdd(gz, i32(1)), gz), latch);
   g->addIncoming(g1, latch);
   b_.CreateCondBr(b_.CreateICmpULT(g1, end), row, done)
-      ->setMetadata(::llvm::LLVMContext::MD_loop, no_unroll());
+      ->setMetadata(::llvm::LLVMContext::MD_loop, loop_hint("llvm.loop.unroll.disable"));
 }
 
 } // namespace detail

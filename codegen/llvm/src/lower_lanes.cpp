@@ -115,10 +115,7 @@ void Lowering::emit_lanes(const Part& part, bool last) {
     auto at_x = [&](::llvm::Value* x) {
       ids[0] = x;
       lid_ = ids;
-      lane_ = b_.CreateAdd(
-          b_.CreateMul(b_.CreateAdd(b_.CreateMul(ids[2], i32(k_.workgroup[1])), ids[1]),
-                       i32(k_.workgroup[0])),
-          ids[0], "lane");
+      lane_ = linear_lane(ids);
     };
     auto x_loop = [&] {
       at_x(open(0, i32(0), "lane.x"));
@@ -132,21 +129,22 @@ void Lowering::emit_lanes(const Part& part, bool last) {
       // Two versions of the row (edge_guard.hpp): the guards taken as true when the test proves
       // every lane of the row takes them, else the general code.
       ::llvm::Value* all = b_.getTrue();
-      std::vector<::llvm::Value*> first;
       edge_lets_ = &edges->lets;
-      for (uint32_t x : {0u, k_.workgroup[0] - 1}) {
+      // Every guard's condition at lane x, and the lane operands' values there.
+      auto test_at = [&](uint32_t x) {
         at_x(i32(x));
         begin_statement();
         for (const ir::Stmt* s : edges->ifs)
           all = b_.CreateAnd(all, bool_condition(s->a));
-        for (size_t i = 0; i < edges->lane_operands.size(); ++i) {
-          ::llvm::Value* v = expr(edges->lane_operands[i]).v;
-          if (first.size() < edges->lane_operands.size())
-            first.push_back(v);
-          else
-            all = b_.CreateAnd(all, b_.CreateICmpUGE(v, first[i]));
-        }
-      }
+        std::vector<::llvm::Value*> operands;
+        for (ir::ExprId op : edges->lane_operands)
+          operands.push_back(expr(op).v);
+        return operands;
+      };
+      const std::vector<::llvm::Value*> first = test_at(0);
+      const std::vector<::llvm::Value*> last = test_at(k_.workgroup[0] - 1);
+      for (size_t i = 0; i < first.size(); ++i) // no operand wraps along the row
+        all = b_.CreateAnd(all, b_.CreateICmpUGE(last[i], first[i]));
       edge_lets_ = nullptr;
       begin_statement();
       ::llvm::BasicBlock* fast = block("edge.inside");
@@ -211,14 +209,14 @@ Lowering::JamPlan Lowering::plan_jam(const Part& part) {
   // Rows: with more than one row of lanes, `factor` consecutive rows run in step, and the x loop
   // keeps step 1 for the vectoriser.
   const bool rows = k_.workgroup[1] > 1 || k_.workgroup[2] > 1;
-  const unsigned across = rows ? k_.workgroup[1] : x;
-  unsigned factor = rows ? (across % 4 == 0   ? 4
-                            : across % 2 == 0 ? 2
-                                              : 1)
-                         : (across % 8 == 0   ? 8
-                            : across % 4 == 0 ? 4
-                            : across % 2 == 0 ? 2
-                                              : 1);
+  // The most lanes (1-D) or rows in step, a power of two dividing their count.
+  auto largest = [](unsigned count, unsigned most) {
+    unsigned f = most;
+    while (f > 1 && count % f != 0)
+      f /= 2;
+    return f;
+  };
+  const unsigned factor = rows ? largest(k_.workgroup[1], 4) : largest(x, 8);
   if (factor == 1)
     return none;
   auto local_ok = [&](uint32_t l) {
@@ -503,10 +501,7 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   for (unsigned k = 0; k < factor; ++k) {
     if (jam.rows) {
       ids[k] = {first, k == 0 ? y0 : b_.CreateAdd(y0, i32(k)), z};
-      lanes[k] =
-          b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(z, i32(k_.workgroup[1])), ids[k][1]),
-                                    i32(k_.workgroup[0])),
-                       first, "lane");
+      lanes[k] = linear_lane(ids[k]);
     } else {
       lanes[k] = k == 0 ? first : b_.CreateAdd(first, i32(k), "lane");
       ids[k] = {lanes[k], i32(0), i32(0)};
@@ -584,7 +579,7 @@ void Lowering::emit_lanes_jammed(const Part& part, const JamPlan& jam) {
   // whole first, as LLVM does by itself for one row's body but not for `factor` rows'.
   if (jam.rows && jam.shared_var)
     if (auto trips = ir::constant_trips(k_, *loop); trips && *trips * factor <= 128)
-      back->setMetadata(::llvm::LLVMContext::MD_loop, unroll_full());
+      back->setMetadata(::llvm::LLVMContext::MD_loop, loop_hint("llvm.loop.unroll.full"));
   b_.SetInsertPoint(exit);
   // Lanes with iterations left finish them alone, each in its own order.
   if (!jam.shared_var)
@@ -738,7 +733,7 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
   poll_cancel();
   i->addIncoming(b_.CreateAdd(i, ::llvm::ConstantInt::get(ty, 1)), b_.GetInsertBlock());
   auto* back = b_.CreateBr(header);
-  back->setMetadata(::llvm::LLVMContext::MD_loop, no_unroll());
+  back->setMetadata(::llvm::LLVMContext::MD_loop, loop_hint("llvm.loop.unroll.disable"));
   b_.SetInsertPoint(exit);
   lane_loop([&] {
     var_at(i);
@@ -759,18 +754,15 @@ void Lowering::emit_lanes_lockstep(const Part& part, const JamPlan& jam) {
 // Metadata that keeps LLVM from unrolling a loop of the kernel's structure (the loop over
 // workgroups, loops containing barriers): each iteration holds whole lane loops, so unrolling
 // only multiplies code (and compile time).
-::llvm::MDNode* Lowering::unroll_full() {
-  ::llvm::Metadata* ops[] = {
-      nullptr, ::llvm::MDNode::get(ctx_, {::llvm::MDString::get(ctx_, "llvm.loop.unroll.full")})};
-  ::llvm::MDNode* md = ::llvm::MDNode::getDistinct(ctx_, ops);
-  md->replaceOperandWith(0, md);
-  return md;
+::llvm::Value* Lowering::linear_lane(const std::array<::llvm::Value*, 3>& id) {
+  return b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(id[2], i32(k_.workgroup[1])), id[1]),
+                                   i32(k_.workgroup[0])),
+                      id[0], "lane");
 }
 
-::llvm::MDNode* Lowering::no_unroll() {
-  ::llvm::Metadata* ops[] = {
-      nullptr,
-      ::llvm::MDNode::get(ctx_, {::llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")})};
+::llvm::MDNode* Lowering::loop_hint(const char* name) {
+  ::llvm::Metadata* ops[] = {nullptr,
+                             ::llvm::MDNode::get(ctx_, {::llvm::MDString::get(ctx_, name)})};
   ::llvm::MDNode* md = ::llvm::MDNode::getDistinct(ctx_, ops);
   md->replaceOperandWith(0, md);
   return md;

@@ -94,7 +94,8 @@ void Lowering::emit_uniform_while(const Part& part) {
   b_.CreateBr(latch);
   b_.SetInsertPoint(latch);
   poll_cancel();
-  b_.CreateBr(header)->setMetadata(::llvm::LLVMContext::MD_loop, no_unroll());
+  b_.CreateBr(header)->setMetadata(::llvm::LLVMContext::MD_loop,
+                                   loop_hint("llvm.loop.unroll.disable"));
   b_.SetInsertPoint(exit);
 }
 
@@ -128,7 +129,8 @@ void Lowering::emit_uniform_for(const Part& part) {
   begin_statement();
   ::llvm::Value* cur = b_.CreateLoad(ty, local_slot_[s.local]);
   b_.CreateStore(b_.CreateAdd(cur, expr(s.c).v), local_slot_[s.local]);
-  b_.CreateBr(header)->setMetadata(::llvm::LLVMContext::MD_loop, no_unroll());
+  b_.CreateBr(header)->setMetadata(::llvm::LLVMContext::MD_loop,
+                                   loop_hint("llvm.loop.unroll.disable"));
   b_.SetInsertPoint(exit);
 }
 

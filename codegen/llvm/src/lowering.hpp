@@ -76,8 +76,10 @@ private:
   void emit_uniform_for(const Part& part);
   void emit_escape_dispatch();
   ::llvm::MDNode* lane_loop_metadata(const Part& part, bool widen = false, unsigned interleave = 0);
-  ::llvm::MDNode* no_unroll();
-  ::llvm::MDNode* unroll_full();
+  // A distinct loop ID carrying one hint ("llvm.loop.unroll.disable", "llvm.loop.unroll.full").
+  ::llvm::MDNode* loop_hint(const char* name);
+  // (z * Y + y) * X + x: the linear lane of local ids.
+  ::llvm::Value* linear_lane(const std::array<::llvm::Value*, 3>& id);
   void set_uniform_lane();
   void poll_cancel(); // cancellable code: at a loop's back edge
 
